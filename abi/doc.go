@@ -1,0 +1,14 @@
+// Package abi holds Go mirrors of the C structs of the Arrow C Data, Stream,
+// Device and Async Device Stream interfaces, with their constants.
+//
+// It owns layout only. Every field has the C name in CamelCase and sits at the
+// offset the C compiler gives it on each supported architecture (asserted by
+// abi_test.go at the module root). Pointer fields are uintptr: the memory they
+// point at belongs to C (or is pinned Go memory), so the Go garbage collector
+// must not look at it. The accessor methods turn them into Go pointers for
+// reading.
+//
+// A struct that C may keep after a call returns must not live on the Go heap
+// unless it is pinned; the cdevice package offers off-heap allocation for that
+// (cdevice.New and cdevice.Free).
+package abi

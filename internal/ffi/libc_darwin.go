@@ -1,0 +1,3 @@
+package ffi
+
+const libcName = "/usr/lib/libSystem.B.dylib"

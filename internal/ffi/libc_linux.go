@@ -1,0 +1,3 @@
+package ffi
+
+const libcName = "libc.so.6"

@@ -1,0 +1,3 @@
+package ffi
+
+const libcName = "msvcrt.dll"

@@ -1,0 +1,40 @@
+package cdevice
+
+import (
+	"fmt"
+	"sync/atomic"
+
+	"github.com/purearrow/cdevice/internal/ffi"
+)
+
+var liveExports, liveImports atomic.Int64
+
+// Leaks describes what is still held across the C boundary.
+type Leaks struct {
+	Exports        int64 // exported structs whose release has not run
+	Imports        int64 // imported structs whose producer release has not been called
+	Handles        int   // live private_data handles
+	CAllocations   int64 // C heap blocks not yet freed
+	CallbackPanics int64 // callback bodies that panicked (recovered)
+}
+
+// LiveLeaks returns the current counters. At the end of a program (or a test
+// binary) that released everything, all of them are zero.
+func LiveLeaks() Leaks {
+	p, _ := ffi.Panics()
+	return Leaks{
+		Exports:        liveExports.Load(),
+		Imports:        liveImports.Load(),
+		Handles:        ffi.LiveHandles(),
+		CAllocations:   ffi.LiveAllocations(),
+		CallbackPanics: p,
+	}
+}
+
+// Zero reports whether nothing is held and no callback panicked.
+func (l Leaks) Zero() bool { return l == Leaks{} }
+
+func (l Leaks) String() string {
+	return fmt.Sprintf("exports=%d imports=%d handles=%d c_allocations=%d callback_panics=%d",
+		l.Exports, l.Imports, l.Handles, l.CAllocations, l.CallbackPanics)
+}
