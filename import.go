@@ -1,32 +1,613 @@
 package cdevice
 
 import (
+	"fmt"
+	"math"
+	"math/bits"
+	"sync/atomic"
+	"unsafe"
+
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/purearrow/cdevice/abi"
 )
 
-// ImportSchema imports a struct-typed ArrowSchema as an arrow.Schema and releases it.
-func ImportSchema(s *abi.Schema) (*arrow.Schema, error) { return nil, unsupportedf("TODO") }
-
-// ImportField imports an ArrowSchema as an arrow.Field and releases it.
-func ImportField(s *abi.Schema) (arrow.Field, error) { return arrow.Field{}, unsupportedf("TODO") }
-
-// ImportArray imports arr, typed by schema (released too).
+// ImportArray imports arr, typed by schema. Both are released by the import:
+// schema at once, arr when the last arrow-go reference to its buffers is
+// released. On failure both are released before the error returns.
 func ImportArray(arr *abi.Array, schema *abi.Schema) (arrow.Array, error) {
-	return nil, unsupportedf("TODO")
+	f, err := ImportField(schema)
+	if err != nil {
+		releaseArray(arr)
+		return nil, err
+	}
+	return ImportArrayWithType(arr, f.Type)
 }
 
-// ImportArrayWithType imports arr with the given type.
+// ImportArrayWithType imports arr as an array of type dt, zero-copy. The
+// producer's release runs exactly once, when the last arrow-go reference to
+// the array's buffers is released (at once if it has none). On failure arr
+// is released before the error returns.
 func ImportArrayWithType(arr *abi.Array, dt arrow.DataType) (arrow.Array, error) {
-	return nil, unsupportedf("TODO")
+	imp, err := startImport(arr)
+	if err != nil {
+		return nil, err
+	}
+	d, err := imp.build(&imp.c, dt, 0)
+	if err != nil {
+		imp.fail()
+		return nil, err
+	}
+	defer d.Release()
+	return finishImport(imp, func() arrow.Array { return array.MakeFromData(d) })
 }
 
-// ImportRecordBatch imports a struct array and its schema as a record batch.
+// ImportRecordBatch imports a struct array and its struct-typed schema as a
+// record batch, one column per child. Ownership is as for ImportArray.
 func ImportRecordBatch(arr *abi.Array, schema *abi.Schema) (arrow.RecordBatch, error) {
-	return nil, unsupportedf("TODO")
+	sc, err := ImportSchema(schema)
+	if err != nil {
+		releaseArray(arr)
+		return nil, err
+	}
+	return ImportRecordBatchWithSchema(arr, sc)
 }
 
-// ImportDeviceArray imports a CPU ArrowDeviceArray.
+// ImportRecordBatchWithSchema imports a struct array as a record batch of
+// schema sc (for streams, whose schema is imported once).
+func ImportRecordBatchWithSchema(arr *abi.Array, sc *arrow.Schema) (arrow.RecordBatch, error) {
+	if sc == nil {
+		releaseArray(arr)
+		return nil, invalidf("nil schema")
+	}
+	imp, err := startImport(arr)
+	if err != nil {
+		return nil, err
+	}
+	cols, length, err := imp.buildColumns(&imp.c, sc)
+	if err != nil {
+		imp.fail()
+		return nil, err
+	}
+	return finishImport(imp, func() arrow.RecordBatch {
+		arrs := make([]arrow.Array, len(cols))
+		for i, c := range cols {
+			arrs[i] = array.MakeFromData(c)
+			c.Release()
+		}
+		rb := array.NewRecordBatch(sc, arrs, length)
+		for _, a := range arrs {
+			a.Release()
+		}
+		return rb
+	})
+}
+
+// recordLabel names the struct root of a record batch in errors.
+var recordLabel = arrow.StructOf()
+
+// buildColumns validates the struct array at a as the root of a record
+// batch of schema sc (no nulls) and builds its columns, sliced to the root's
+// offset and length, without materializing the struct array itself.
+func (imp *arrayImport) buildColumns(a *abi.Array, sc *arrow.Schema) ([]arrow.ArrayData, int64, error) {
+	n := node{a: a, dt: recordLabel}
+	if err := n.checkHeader(); err != nil {
+		return nil, 0, err
+	}
+	switch {
+	case a.NBuffers != 1:
+		return nil, 0, n.errorf("record batch root has %d buffers, want 1", a.NBuffers)
+	case int(a.NChildren) != sc.NumFields():
+		return nil, 0, n.errorf("record batch root has %d children, the schema %d fields", a.NChildren, sc.NumFields())
+	case a.Dictionary != 0:
+		return nil, 0, n.errorf("record batch root has a dictionary")
+	case a.NullCount > 0 || (a.NullCount < 0 && n.cbuffers[0] != 0 &&
+		bitutil.CountSetBits(unsafe.Slice((*byte)(abi.Pointer(n.cbuffers[0])), bitmapBytes(n.end)), int(a.Offset), int(a.Length)) != int(a.Length)):
+		return nil, 0, n.errorf("a record batch's struct array has nulls")
+	}
+	cols := make([]arrow.ArrayData, a.NChildren)
+	for i := range cols {
+		c, err := imp.child(a.Child(i), sc.Field(i).Type, 0, "column")
+		if err != nil {
+			releaseData(cols[:i])
+			return nil, 0, err
+		}
+		if int64(c.Len()) < n.end {
+			c.Release()
+			releaseData(cols[:i])
+			return nil, 0, n.errorf("column %d has length %d, shorter than offset+length %d", i, c.Len(), n.end)
+		}
+		if a.Offset != 0 || int64(c.Len()) != a.Length {
+			s := array.NewSliceData(c, a.Offset, n.end)
+			c.Release()
+			c = s.(*array.Data)
+		}
+		cols[i] = c
+	}
+	return cols, a.Length, nil
+}
+
+func releaseData(ds []arrow.ArrayData) {
+	for _, d := range ds {
+		d.Release()
+	}
+}
+
+// ImportDeviceArray imports an ArrowDeviceArray that lives on the CPU. Arrays
+// on other devices need the device layer and fail with ErrNoDevice; either
+// way the input is released on failure.
 func ImportDeviceArray(arr *abi.DeviceArray, schema *abi.Schema) (arrow.Array, error) {
-	return nil, unsupportedf("TODO")
+	if arr == nil {
+		releaseSchema(schema)
+		return nil, invalidf("nil ArrowDeviceArray")
+	}
+	if err := checkCPU(arr); err != nil {
+		releaseSchema(schema)
+		releaseArray(&arr.Array)
+		return nil, err
+	}
+	return ImportArray(&arr.Array, schema)
+}
+
+func checkCPU(arr *abi.DeviceArray) error {
+	switch {
+	case arr.DeviceType != abi.DeviceCPU:
+		return fmt.Errorf("%w: array on device %s (id %d) needs the device layer", ErrNoDevice, arr.DeviceType, arr.DeviceID)
+	case arr.SyncEvent != 0:
+		return invalidf("CPU ArrowDeviceArray with a non-NULL sync_event")
+	}
+	return nil
+}
+
+// An arrayImport owns one imported ArrowArray tree: the root struct is moved
+// into c, and every arrow-go buffer wrapping its memory counts in live. It is
+// the memory.Allocator of those buffers: the last Free calls the producer's
+// release.
+type arrayImport struct {
+	c    abi.Array
+	live atomic.Int64
+	done atomic.Bool
+}
+
+func startImport(arr *abi.Array) (*arrayImport, error) {
+	if arr == nil {
+		return nil, invalidf("nil ArrowArray")
+	}
+	if arr.Release == 0 {
+		return nil, ErrReleased
+	}
+	imp := &arrayImport{c: *arr}
+	arr.Release = 0 // moved: the source no longer owns the tree
+	liveImports.Add(1)
+	imp.live.Store(1) // the import's own reference, dropped by finish
+	return imp, nil
+}
+
+// finishImport builds the arrow-go value, recovering from a panic in
+// arrow-go's constructors (the input was already validated; this is a
+// backstop), then drops the import's own reference.
+func finishImport[T any](imp *arrayImport, make func() T) (v T, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = invalidf("arrow-go rejected the imported array: %v", r)
+			imp.fail()
+		}
+	}()
+	v = make()
+	imp.Free(nil)
+	return v, nil
+}
+
+// release calls the producer's release once.
+func (imp *arrayImport) release() {
+	if imp.done.CompareAndSwap(false, true) {
+		releaseArray(&imp.c)
+		liveImports.Add(-1)
+	}
+}
+
+// fail releases the producer's tree now; buffers already wrapped are
+// unreachable garbage and never call Free.
+func (imp *arrayImport) fail() { imp.release() }
+
+func (imp *arrayImport) Allocate(int) []byte {
+	panic("cdevice: imported buffers are not allocated")
+}
+
+func (imp *arrayImport) Reallocate(int, []byte) []byte {
+	panic("cdevice: imported buffers are not reallocated")
+}
+
+func (imp *arrayImport) Free([]byte) {
+	if imp.live.Add(-1) == 0 {
+		imp.release()
+	}
+}
+
+// wrap makes an arrow-go buffer over size bytes of foreign memory at p.
+func (imp *arrayImport) wrap(p uintptr, size int64) *memory.Buffer {
+	if p == 0 || size == 0 {
+		return nil
+	}
+	imp.live.Add(1)
+	return memory.NewBufferWithAllocator(unsafe.Slice((*byte)(abi.Pointer(p)), size), imp)
+}
+
+// node is one ArrowArray being imported, with checked header fields.
+type node struct {
+	a        *abi.Array
+	dt       arrow.DataType // storage type
+	end      int64          // offset + length
+	cbuffers []uintptr
+}
+
+func (n *node) errorf(format string, args ...any) error {
+	return invalidf("%s array: %s", n.dt, fmt.Sprintf(format, args...))
+}
+
+// build validates a and wraps its buffers as arrow-go data of type dt.
+func (imp *arrayImport) build(a *abi.Array, dt arrow.DataType, depth int) (*array.Data, error) {
+	if depth > maxDepth {
+		return nil, invalidf("array nesting deeper than %d (or a cycle)", maxDepth)
+	}
+	n := node{a: a, dt: storageType(dt)}
+	if err := n.checkHeader(); err != nil {
+		return nil, err
+	}
+	id := n.dt.ID()
+	var dict *array.Data
+	if id == arrow.DICTIONARY {
+		if a.Dictionary == 0 {
+			return nil, n.errorf("dictionary-encoded array without a dictionary")
+		}
+		dd, err := imp.child((*abi.Array)(abi.Pointer(a.Dictionary)), n.dt.(*arrow.DictionaryType).ValueType, depth, "dictionary")
+		if err != nil {
+			return nil, err
+		}
+		defer dd.Release()
+		dict = dd
+	} else if a.Dictionary != 0 {
+		return nil, n.errorf("has a dictionary but its type is not dictionary-encoded")
+	}
+	if err := n.checkCounts(); err != nil {
+		return nil, err
+	}
+	children := make([]arrow.ArrayData, a.NChildren)
+	for i := range children {
+		c, err := imp.child(a.Child(i), childField(n.dt, i).Type, depth, "child")
+		if err != nil {
+			return nil, err
+		}
+		defer c.Release()
+		children[i] = c
+	}
+	bufs, nulls, err := imp.buffers(&n, children)
+	if err != nil {
+		return nil, err
+	}
+	d := array.NewData(dt, int(a.Length), bufs, children, nulls, int(a.Offset))
+	if dict != nil {
+		d.SetDictionary(dict)
+	}
+	for _, b := range bufs {
+		if b != nil {
+			b.Release() // d holds them now
+		}
+	}
+	return d, nil
+}
+
+func (imp *arrayImport) child(c *abi.Array, dt arrow.DataType, depth int, what string) (*array.Data, error) {
+	if c == nil {
+		return nil, invalidf("%s ArrowArray pointer is NULL", what)
+	}
+	if c.Release == 0 {
+		return nil, invalidf("%s ArrowArray is released", what)
+	}
+	return imp.build(c, dt, depth+1)
+}
+
+func (n *node) checkHeader() error {
+	a := n.a
+	switch {
+	case a.Length < 0:
+		return n.errorf("negative length %d", a.Length)
+	case a.Offset < 0:
+		return n.errorf("negative offset %d", a.Offset)
+	case a.NullCount < -1 || a.NullCount > a.Length:
+		return n.errorf("null_count %d out of range for length %d", a.NullCount, a.Length)
+	case a.Length > math.MaxInt64-a.Offset || a.Length+a.Offset > math.MaxInt:
+		return n.errorf("offset %d + length %d overflows", a.Offset, a.Length)
+	case a.NBuffers < 0 || a.NBuffers > maxChildren:
+		return n.errorf("n_buffers is %d", a.NBuffers)
+	case a.NChildren < 0 || a.NChildren > maxChildren:
+		return n.errorf("n_children is %d", a.NChildren)
+	case a.NBuffers > 0 && a.Buffers == 0:
+		return n.errorf("buffers is NULL with n_buffers %d", a.NBuffers)
+	case a.NChildren > 0 && a.Children == 0:
+		return n.errorf("children is NULL with n_children %d", a.NChildren)
+	}
+	n.end = a.Offset + a.Length
+	if a.NBuffers > 0 {
+		n.cbuffers = unsafe.Slice((*uintptr)(abi.Pointer(a.Buffers)), a.NBuffers)
+	}
+	return nil
+}
+
+// checkCounts checks n_buffers and n_children against the type.
+func (n *node) checkCounts() error {
+	want, legacy := cBuffersOf(n.dt)
+	nb := int(n.a.NBuffers)
+	switch {
+	case want < 0 && nb < 2: // views: validity, views, [variadic...], sizes
+		return n.errorf("has %d buffers, want at least 2", nb)
+	case want >= 0 && nb != want && !(legacy && nb == want+1):
+		return n.errorf("has %d buffers, want %d", nb, want)
+	}
+	if nc := numChildFields(n.dt); int(n.a.NChildren) != nc {
+		return n.errorf("has %d children, want %d", n.a.NChildren, nc)
+	}
+	return nil
+}
+
+// cBuffersOf returns the n_buffers the C interface gives a storage type (-1:
+// variable, for views) and whether one more (a legacy union validity bitmap)
+// is accepted.
+func cBuffersOf(dt arrow.DataType) (n int, legacy bool) {
+	switch dt.ID() {
+	case arrow.NULL, arrow.RUN_END_ENCODED:
+		return 0, false
+	case arrow.STRUCT, arrow.FIXED_SIZE_LIST:
+		return 1, false
+	case arrow.SPARSE_UNION:
+		return 1, true
+	case arrow.DENSE_UNION:
+		return 2, true
+	case arrow.BINARY, arrow.STRING, arrow.LARGE_BINARY, arrow.LARGE_STRING, arrow.LIST_VIEW, arrow.LARGE_LIST_VIEW:
+		return 3, false
+	case arrow.BINARY_VIEW, arrow.STRING_VIEW:
+		return -1, false
+	}
+	return 2, false
+}
+
+// buffers wraps the C buffers of n in arrow-go's layout for its type, after
+// checking that each is present when needed and that offsets stay inside
+// the data they index.
+func (imp *arrayImport) buffers(n *node, children []arrow.ArrayData) (bufs []*memory.Buffer, nulls int, err error) {
+	a, end := n.a, n.end
+	nulls = int(a.NullCount)
+	cb := n.cbuffers
+	get := func(i int, size int64) (*memory.Buffer, error) {
+		if cb[i] == 0 {
+			if size > 0 && end > 0 {
+				return nil, n.errorf("buffer %d is NULL", i)
+			}
+			return nil, nil
+		}
+		return imp.wrap(cb[i], size), nil
+	}
+	validity := func(i int) (*memory.Buffer, error) {
+		if cb[i] == 0 {
+			if nulls > 0 {
+				return nil, n.errorf("null_count %d without a validity bitmap", nulls)
+			}
+			nulls = 0
+			return nil, nil
+		}
+		return imp.wrap(cb[i], bitmapBytes(end)), nil
+	}
+	one := func(b *memory.Buffer, err error) ([]*memory.Buffer, int, error) {
+		return []*memory.Buffer{b}, nulls, err
+	}
+	switch t := n.dt.(type) {
+	case *arrow.NullType:
+		return nil, int(a.Length), nil
+	case *arrow.RunEndEncodedType:
+		return nil, 0, n.checkRunEnds(children)
+	case *arrow.StructType:
+		for i, c := range children {
+			if int64(c.Len()) < end {
+				return nil, 0, n.errorf("child %d has length %d, shorter than offset+length %d", i, c.Len(), end)
+			}
+		}
+		return one(validity(0))
+	case *arrow.FixedSizeListType:
+		if need, ok := mul(end, int64(t.Len())); !ok || int64(children[0].Len()) < need {
+			return nil, 0, n.errorf("child has length %d, need %d", children[0].Len(), need)
+		}
+		return one(validity(0))
+	case *arrow.SparseUnionType, *arrow.DenseUnionType:
+		return imp.unionBuffers(n, children)
+	}
+	v, err := validity(0)
+	if err != nil {
+		return nil, 0, err
+	}
+	switch n.dt.ID() {
+	case arrow.BINARY, arrow.STRING, arrow.LARGE_BINARY, arrow.LARGE_STRING, arrow.LIST, arrow.LARGE_LIST, arrow.MAP:
+		w := offsetWidth(n.dt)
+		last, err := n.lastOffset(1, w)
+		if err != nil {
+			return nil, 0, err
+		}
+		offs, err := get(1, (end+1)*w)
+		if err != nil {
+			return nil, 0, err
+		}
+		if len(children) == 1 {
+			if int64(children[0].Len()) < last {
+				return nil, 0, n.errorf("offsets reach %d, past the child's length %d", last, children[0].Len())
+			}
+			return []*memory.Buffer{v, offs}, nulls, nil
+		}
+		data, err := get(2, last)
+		return []*memory.Buffer{v, offs, data}, nulls, err
+	case arrow.LIST_VIEW, arrow.LARGE_LIST_VIEW:
+		w := offsetWidth(n.dt)
+		offs, err := get(1, end*w)
+		if err != nil {
+			return nil, 0, err
+		}
+		sizes, err := get(2, end*w)
+		return []*memory.Buffer{v, offs, sizes}, nulls, err
+	case arrow.BINARY_VIEW, arrow.STRING_VIEW:
+		return imp.viewBuffers(n, v)
+	}
+	fw, ok := n.dt.(arrow.FixedWidthDataType)
+	if !ok {
+		return nil, 0, unsupportedf("importing %s arrays", n.dt)
+	}
+	size, ok := mul(end, int64(fw.BitWidth()))
+	if !ok {
+		return nil, 0, n.errorf("length %d too large", end)
+	}
+	data, err := get(1, (size+7)/8)
+	return []*memory.Buffer{v, data}, nulls, err
+}
+
+func (imp *arrayImport) viewBuffers(n *node, validity *memory.Buffer) ([]*memory.Buffer, int, error) {
+	cb := n.cbuffers
+	nvar := len(cb) - 3
+	if nvar < 0 {
+		return nil, 0, n.errorf("has %d buffers, want validity, views and variadic sizes", len(cb))
+	}
+	if cb[1] == 0 && n.end > 0 {
+		return nil, 0, n.errorf("views buffer is NULL")
+	}
+	bufs := make([]*memory.Buffer, 2+nvar)
+	bufs[0], bufs[1] = validity, imp.wrap(cb[1], n.end*int64(arrow.ViewHeaderSizeBytes))
+	if nvar > 0 {
+		if cb[len(cb)-1] == 0 {
+			return nil, 0, n.errorf("variadic buffer sizes are NULL")
+		}
+		sizes := unsafe.Slice((*int64)(abi.Pointer(cb[len(cb)-1])), nvar)
+		for i, s := range sizes {
+			if s < 0 || (s > 0 && cb[2+i] == 0) {
+				return nil, 0, n.errorf("variadic buffer %d: size %d, pointer %#x", i, s, cb[2+i])
+			}
+			bufs[2+i] = imp.wrap(cb[2+i], s)
+		}
+	}
+	return bufs, int(n.a.NullCount), nil
+}
+
+// unionBuffers checks every type id and (dense) offset: a bad one would make
+// arrow-go index past its children.
+func (imp *arrayImport) unionBuffers(n *node, children []arrow.ArrayData) ([]*memory.Buffer, int, error) {
+	ut := n.dt.(arrow.UnionType)
+	cb := n.cbuffers
+	if want, _ := cBuffersOf(n.dt); len(cb) == want+1 {
+		cb = cb[1:] // legacy: a validity bitmap that unions no longer have
+	}
+	if n.a.NullCount > 0 {
+		return nil, 0, n.errorf("unions have no validity; null_count is %d", n.a.NullCount)
+	}
+	if cb[0] == 0 && n.end > 0 {
+		return nil, 0, n.errorf("type ids buffer is NULL")
+	}
+	dense := n.dt.ID() == arrow.DENSE_UNION
+	if dense && cb[1] == 0 && n.end > 0 {
+		return nil, 0, n.errorf("offsets buffer is NULL")
+	}
+	codes := ut.ChildIDs()
+	ids := unsafe.Slice((*int8)(abi.Pointer(cb[0])), n.end)
+	var offs []int32
+	if dense {
+		offs = unsafe.Slice((*int32)(abi.Pointer(cb[1])), n.end)
+	}
+	for i := n.a.Offset; i < n.end; i++ {
+		id := ids[i]
+		if id < 0 || codes[id] == arrow.InvalidUnionChildID {
+			return nil, 0, n.errorf("type id %d at %d is not one of the union's codes", id, i)
+		}
+		c := children[codes[id]]
+		if dense {
+			if o := offs[i]; o < 0 || int(o) >= c.Len() {
+				return nil, 0, n.errorf("offset %d at %d is outside child %d of length %d", o, i, codes[id], c.Len())
+			}
+		} else if int64(c.Len()) < n.end {
+			return nil, 0, n.errorf("child %d has length %d, shorter than offset+length %d", codes[id], c.Len(), n.end)
+		}
+	}
+	bufs := []*memory.Buffer{nil, imp.wrap(cb[0], n.end)}
+	if dense {
+		bufs = append(bufs, imp.wrap(cb[1], n.end*4))
+	}
+	return bufs, 0, nil
+}
+
+func (n *node) checkRunEnds(children []arrow.ArrayData) error {
+	re, vals := children[0], children[1]
+	if !arrow.IsInteger(re.DataType().ID()) || re.DataType().ID() == arrow.INT8 || !arrow.IsSignedInteger(re.DataType().ID()) {
+		return n.errorf("run ends must be int16, int32 or int64, got %s", re.DataType())
+	}
+	if re.NullN() != 0 {
+		return n.errorf("run ends have nulls")
+	}
+	if vals.Len() < re.Len() {
+		return n.errorf("%d values for %d runs", vals.Len(), re.Len())
+	}
+	if n.end == 0 {
+		return nil
+	}
+	if re.Len() == 0 {
+		return n.errorf("no runs for length %d", n.a.Length)
+	}
+	last := re.Len() - 1 + re.Offset()
+	var v int64
+	switch b := re.Buffers()[1].Bytes(); re.DataType().ID() {
+	case arrow.INT16:
+		v = int64(arrow.Int16Traits.CastFromBytes(b)[last])
+	case arrow.INT32:
+		v = int64(arrow.Int32Traits.CastFromBytes(b)[last])
+	default:
+		v = arrow.Int64Traits.CastFromBytes(b)[last]
+	}
+	if v < n.end {
+		return n.errorf("last run end %d is before offset+length %d", v, n.end)
+	}
+	return nil
+}
+
+// lastOffset reads the first and last offsets of buffer i (width w), checks
+// 0 <= first <= last, and returns last: the size of the data they index.
+func (n *node) lastOffset(i int, w int64) (int64, error) {
+	if n.cbuffers[i] == 0 {
+		if n.end == 0 {
+			return 0, nil
+		}
+		return 0, n.errorf("offsets buffer is NULL")
+	}
+	var first, last int64
+	p := abi.Pointer(n.cbuffers[i])
+	if w == 4 {
+		offs := unsafe.Slice((*int32)(p), n.end+1)
+		first, last = int64(offs[n.a.Offset]), int64(offs[n.end])
+	} else {
+		offs := unsafe.Slice((*int64)(p), n.end+1)
+		first, last = offs[n.a.Offset], offs[n.end]
+	}
+	if first < 0 || last < first {
+		return 0, n.errorf("offsets run from %d to %d", first, last)
+	}
+	return last, nil
+}
+
+func offsetWidth(dt arrow.DataType) int64 {
+	switch dt.ID() {
+	case arrow.LARGE_BINARY, arrow.LARGE_STRING, arrow.LARGE_LIST, arrow.LARGE_LIST_VIEW:
+		return 8
+	}
+	return 4
+}
+
+func bitmapBytes(n int64) int64 { return (n + 7) / 8 }
+
+// mul multiplies non-negative a and b, reporting overflow.
+func mul(a, b int64) (int64, bool) {
+	hi, lo := bits.Mul64(uint64(a), uint64(b))
+	return int64(lo), hi == 0 && lo <= math.MaxInt64
 }

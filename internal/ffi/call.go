@@ -14,3 +14,15 @@ func Call(fn uintptr, args ...uintptr) uintptr {
 	r, _, _ := purego.SyscallN(fn, args...)
 	return r
 }
+
+// Call1 is Call with one argument, without the variadic slice (it is on the
+// release path of every exported and imported struct).
+func Call1(fn, a uintptr) uintptr {
+	if cb := lookupCallback(fn); cb != nil {
+		if f, ok := cb.fn.(func(uintptr) uintptr); ok {
+			return cb.call1(f, a)
+		}
+	}
+	r, _, _ := purego.SyscallN(fn, a)
+	return r
+}

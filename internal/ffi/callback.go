@@ -145,3 +145,8 @@ func (c *Callback) call(args []uintptr) (r uintptr) {
 	}
 	return PanicResult
 }
+
+func (c *Callback) call1(f func(uintptr) uintptr, a uintptr) (r uintptr) {
+	defer recoverInto(c, &r)
+	return f(a)
+}

@@ -1,0 +1,192 @@
+package cdevice
+
+import (
+	"unsafe"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/purearrow/cdevice/abi"
+	"github.com/purearrow/cdevice/internal/ffi"
+)
+
+// maxChildren bounds n_children from C before anything is allocated for it.
+const maxChildren = 1 << 20
+
+// ImportField imports an ArrowSchema as an arrow.Field. The schema is
+// released before ImportField returns, also when the import fails; nothing
+// of the result points into C memory.
+func ImportField(s *abi.Schema) (arrow.Field, error) {
+	return importSchemaTree(s, (*schemaImporter).field)
+}
+
+// ImportSchema imports a struct-typed ArrowSchema (as ExportSchema writes and
+// ArrowArrayStream.get_schema returns) as an arrow.Schema, and releases it.
+// The root's name and flags are ignored.
+func ImportSchema(s *abi.Schema) (*arrow.Schema, error) {
+	return importSchemaTree(s, func(imp *schemaImporter, s *abi.Schema) (*arrow.Schema, error) {
+		if sc := exportedSchema(s); sc != nil {
+			return sc, nil
+		}
+		if format := imp.str(s.Format); format != "+s" {
+			return nil, invalidf("a schema must have struct type (format +s), got format %q", format)
+		}
+		md, err := decodeMetadata(s.Metadata)
+		if err != nil {
+			return nil, err
+		}
+		fields, err := imp.children(s)
+		if err != nil {
+			return nil, err
+		}
+		return arrow.NewSchema(fields, &md), nil
+	})
+}
+
+// importSchemaTree checks s, measures its strings, runs root and releases s.
+func importSchemaTree[T any](s *abi.Schema, root func(*schemaImporter, *abi.Schema) (T, error)) (T, error) {
+	var zero T
+	if err := checkLive(s); err != nil {
+		return zero, err
+	}
+	defer releaseSchema(s)
+	var imp schemaImporter
+	if err := imp.measure(s, 0); err != nil {
+		return zero, err
+	}
+	imp.buf = make([]byte, 0, imp.total)
+	return root(&imp, s)
+}
+
+func checkLive(s *abi.Schema) error {
+	if s == nil {
+		return invalidf("nil ArrowSchema")
+	}
+	if s.Release == 0 {
+		return ErrReleased
+	}
+	return nil
+}
+
+// schemaImporter copies every string of a schema tree into one Go
+// allocation: measure sums their lengths, field slices them out.
+type schemaImporter struct {
+	total int
+	buf   []byte
+}
+
+func (imp *schemaImporter) measure(s *abi.Schema, depth int) error {
+	if depth > maxDepth {
+		return invalidf("schema nesting deeper than %d (or a cycle)", maxDepth)
+	}
+	if s.Format == 0 {
+		return invalidf("ArrowSchema.format is NULL")
+	}
+	if s.NChildren < 0 || s.NChildren > maxChildren {
+		return invalidf("ArrowSchema.n_children is %d", s.NChildren)
+	}
+	if s.NChildren > 0 && s.Children == 0 {
+		return invalidf("ArrowSchema.children is NULL with n_children %d", s.NChildren)
+	}
+	imp.total += ffi.CStringLen(s.Format) + ffi.CStringLen(s.Name)
+	for i := range int(s.NChildren) {
+		c := s.Child(i)
+		if c == nil {
+			return invalidf("ArrowSchema.children[%d] is NULL", i)
+		}
+		if c.Release == 0 {
+			return invalidf("ArrowSchema.children[%d] is released", i)
+		}
+		if err := imp.measure(c, depth+1); err != nil {
+			return err
+		}
+	}
+	if s.Dictionary != 0 {
+		d := (*abi.Schema)(abi.Pointer(s.Dictionary))
+		if d.Release == 0 {
+			return invalidf("ArrowSchema.dictionary is released")
+		}
+		return imp.measure(d, depth+1)
+	}
+	return nil
+}
+
+// str copies a C string into imp.buf (sized by measure, never regrown) and
+// returns it as a Go string sharing that one allocation.
+func (imp *schemaImporter) str(p uintptr) string {
+	n := ffi.CStringLen(p)
+	if n == 0 {
+		return ""
+	}
+	start := len(imp.buf)
+	imp.buf = append(imp.buf, unsafe.Slice((*byte)(abi.Pointer(p)), n)...)
+	return unsafe.String(&imp.buf[start], n)
+}
+
+func (imp *schemaImporter) field(s *abi.Schema) (arrow.Field, error) {
+	format, name := imp.str(s.Format), imp.str(s.Name)
+	md, err := decodeMetadata(s.Metadata)
+	if err != nil {
+		return arrow.Field{}, err
+	}
+	children, err := imp.children(s)
+	if err != nil {
+		return arrow.Field{}, err
+	}
+	dt, err := typeFromFormat(format, children, s.Flags)
+	if err != nil {
+		return arrow.Field{}, err
+	}
+	if s.Dictionary != 0 {
+		if !arrow.IsInteger(dt.ID()) {
+			return arrow.Field{}, invalidf("dictionary index type must be an integer, got format %q", format)
+		}
+		if s.NChildren != 0 {
+			return arrow.Field{}, invalidf("dictionary-encoded field with %d children", s.NChildren)
+		}
+		vf, err := imp.field((*abi.Schema)(abi.Pointer(s.Dictionary)))
+		if err != nil {
+			return arrow.Field{}, err
+		}
+		dt = &arrow.DictionaryType{IndexType: dt, ValueType: vf.Type, Ordered: s.Flags&abi.FlagDictionaryOrdered != 0}
+	}
+	if i := md.FindKey(extensionNameKey); i >= 0 {
+		if ext := arrow.GetExtensionType(md.Values()[i]); ext != nil {
+			var serialized string
+			if j := md.FindKey(extensionMetadataKey); j >= 0 {
+				serialized = md.Values()[j]
+			}
+			if dt, err = ext.Deserialize(dt, serialized); err != nil {
+				return arrow.Field{}, invalidf("extension type %q: %v", ext.ExtensionName(), err)
+			}
+			md = withoutKeys(md, extensionNameKey, extensionMetadataKey)
+		}
+	}
+	return arrow.Field{Name: name, Type: dt, Nullable: s.Flags&abi.FlagNullable != 0, Metadata: md}, nil
+}
+
+func withoutKeys(md arrow.Metadata, drop ...string) arrow.Metadata {
+	var keys, vals []string
+outer:
+	for i, k := range md.Keys() {
+		for _, d := range drop {
+			if k == d {
+				continue outer
+			}
+		}
+		keys, vals = append(keys, k), append(vals, md.Values()[i])
+	}
+	return arrow.NewMetadata(keys, vals)
+}
+
+func (imp *schemaImporter) children(s *abi.Schema) ([]arrow.Field, error) {
+	if s.NChildren == 0 {
+		return nil, nil
+	}
+	children := make([]arrow.Field, s.NChildren)
+	for i := range children {
+		var err error
+		if children[i], err = imp.field(s.Child(i)); err != nil {
+			return nil, err
+		}
+	}
+	return children, nil
+}

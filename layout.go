@@ -1,0 +1,65 @@
+package cdevice
+
+import (
+	"github.com/apache/arrow-go/v18/arrow"
+)
+
+// storageType returns the type whose physical layout an array of dt has:
+// extension types are laid out as their storage, everything else as itself.
+func storageType(dt arrow.DataType) arrow.DataType {
+	for {
+		ext, ok := dt.(arrow.ExtensionType)
+		if !ok {
+			return dt
+		}
+		dt = ext.StorageType()
+	}
+}
+
+// firstCBuffer is the index of arrow-go's first buffer that the C interface
+// carries: unions have no validity bitmap in C, null and run-end-encoded
+// arrays have no buffers at all, while arrow-go keeps a leading nil for them.
+func firstCBuffer(id arrow.Type, goBuffers int) int {
+	switch id {
+	case arrow.NULL, arrow.RUN_END_ENCODED:
+		return goBuffers
+	case arrow.SPARSE_UNION, arrow.DENSE_UNION:
+		return min(1, goBuffers)
+	}
+	return 0
+}
+
+// numChildFields is the number of C children of a storage type.
+func numChildFields(dt arrow.DataType) int {
+	switch t := dt.(type) {
+	case *arrow.RunEndEncodedType:
+		return 2
+	case arrow.NestedType:
+		return t.NumFields()
+	}
+	return 0
+}
+
+// childField returns C child i of a storage type (numChildFields(dt) > i).
+func childField(dt arrow.DataType, i int) arrow.Field {
+	switch t := dt.(type) {
+	case *arrow.StructType:
+		return t.Field(i)
+	case arrow.UnionType:
+		return t.Fields()[i]
+	case *arrow.RunEndEncodedType:
+		if i == 0 {
+			return arrow.Field{Name: "run_ends", Type: t.RunEnds()}
+		}
+		return arrow.Field{Name: "values", Type: t.Encoded(), Nullable: t.ValueNullable}
+	case arrow.ListLikeType:
+		return t.ElemField()
+	}
+	return dt.(arrow.NestedType).Fields()[i]
+}
+
+// Metadata keys that carry an extension type through the C interface.
+const (
+	extensionNameKey     = "ARROW:extension:name"
+	extensionMetadataKey = "ARROW:extension:metadata"
+)
