@@ -43,7 +43,9 @@ func Panics() (int64, string) {
 // NewCallback1, NewCallback2, NewCallback3 and NewCallback4 declare callbacks
 // taking one to four integer or pointer arguments. All of them return an
 // integer (Windows callbacks must); a void C function type ignores it.
-func NewCallback1(name string, fn func(a uintptr) uintptr) *Callback { return &Callback{name: name, fn: fn} }
+func NewCallback1(name string, fn func(a uintptr) uintptr) *Callback {
+	return &Callback{name: name, fn: fn}
+}
 
 // NewCallback2: see NewCallback1.
 func NewCallback2(name string, fn func(a, b uintptr) uintptr) *Callback {
