@@ -82,36 +82,54 @@ func (e *export) abandon() {
 	e.fmts = e.fmts[:0]
 }
 
-// A slab is one pinned Go allocation carved into C structs, pointer arrays,
-// int64 arrays and bytes. It holds no Go pointers, so the GC never scans it.
+// A slab is one pinned Go allocation carved into regions: C structs,
+// pointer arrays, int64 arrays and bytes, each with its own cursor so no
+// padding falls between items. It holds no Go pointers: the GC never scans it.
 type slab struct {
-	base unsafe.Pointer
-	off  uintptr
+	base                         unsafe.Pointer
+	structs, ptrs, int64s, bytes uintptr // cursors: offsets from base
 }
 
-func newSlab(pin *runtime.Pinner, size uintptr) slab {
-	if size == 0 {
+// newSlab sizes the regions for the given counts and pins the allocation.
+func newSlab(pin *runtime.Pinner, structs int, structSize uintptr, ptrs, int64s, bytes int) slab {
+	const ptr = unsafe.Sizeof(uintptr(0))
+	round := func(n uintptr) uintptr { return (n + 7) &^ 7 }
+	sizes := [4]uintptr{round(uintptr(structs) * structSize), round(uintptr(ptrs) * ptr), uintptr(int64s) * 8, uintptr(bytes)}
+	total := sizes[0] + sizes[1] + sizes[2] + sizes[3]
+	if total == 0 {
 		return slab{}
 	}
-	mem := make([]uint64, (size+7)/8)
+	mem := make([]uint64, (total+7)/8)
 	pin.Pin(&mem[0])
-	return slab{base: unsafe.Pointer(&mem[0])}
+	return slab{
+		base:   unsafe.Pointer(&mem[0]),
+		ptrs:   sizes[0],
+		int64s: sizes[0] + sizes[1],
+		bytes:  sizes[0] + sizes[1] + sizes[2],
+	}
 }
 
-// take returns the next n bytes, aligned to align.
-func (s *slab) take(n, align uintptr) unsafe.Pointer {
-	s.off = (s.off + align - 1) &^ (align - 1)
-	p := unsafe.Add(s.base, s.off)
-	s.off += n
+// take returns the next n bytes at cursor and advances it; nil for n == 0,
+// which may sit at the very end of the allocation.
+func (s *slab) take(cursor *uintptr, n uintptr) unsafe.Pointer {
+	if n == 0 {
+		return nil
+	}
+	p := unsafe.Add(s.base, *cursor)
+	*cursor += n
 	return p
 }
 
-func slabSize(structs int, structSize uintptr, ptrs, int64s, bytes int) uintptr {
-	const ptr = unsafe.Sizeof(uintptr(0))
-	// Each region is padded to 8 so the take calls in any order fit.
-	round := func(n uintptr) uintptr { return (n + 7) &^ 7 }
-	return round(uintptr(structs)*round(structSize)) + round(uintptr(ptrs)*ptr) + uintptr(int64s)*8 + round(uintptr(bytes))
+func (s *slab) takePtrs(n int) []uintptr {
+	if n == 0 {
+		return nil
+	}
+	return unsafe.Slice((*uintptr)(s.take(&s.ptrs, uintptr(n)*unsafe.Sizeof(uintptr(0)))), n)
 }
+
+// metadataBytes is the room a metadata blob takes in the bytes region: blobs
+// go first, each padded to 4 so C may read their int32s aligned.
+func metadataBytes(md []byte) int { return (len(md) + 3) &^ 3 }
 
 // ---- ArrowSchema ----
 
@@ -200,8 +218,12 @@ func exportSchemaTree(n schemaNode, source *arrow.Schema, out *abi.Schema) error
 		exportPool.Put(e)
 		return err
 	}
-	sl := newSlab(&e.pin, slabSize(nodes-1, unsafe.Sizeof(abi.Schema{}), ptrs, 0, bytes))
-	f := schemaFiller{e: e, sl: sl, handle: e.start(nodes)}
+	sl := newSlab(&e.pin, nodes-1, unsafe.Sizeof(abi.Schema{}), ptrs, 0, bytes)
+	mdTotal := 0
+	for _, md := range e.strs {
+		mdTotal += metadataBytes(md)
+	}
+	f := schemaFiller{e: e, sl: sl, strings: sl.bytes + uintptr(mdTotal), handle: e.start(nodes)}
 	f.fill(n, out)
 	e.source, e.root = source, *out
 	return nil
@@ -229,7 +251,7 @@ func (e *export) planSchema(n schemaNode, depth int) (nodes, ptrs, bytes int, er
 	mdBytes := encodeMetadata(n.md)
 	e.fmts = append(e.fmts, format)
 	e.strs = append(e.strs, mdBytes)
-	nodes, bytes = 1, len(format)+1+len(n.name)+1+len(mdBytes)
+	nodes, bytes = 1, len(format)+1+len(n.name)+1+metadataBytes(mdBytes)
 	if d, ok := n.dt.(*arrow.DictionaryType); ok {
 		c, p, b, err := e.planSchema(schemaNode{dt: d.ValueType, nullable: true}, depth+1)
 		return nodes + c, p, bytes + b, err
@@ -247,14 +269,17 @@ func (e *export) planSchema(n schemaNode, depth int) (nodes, ptrs, bytes int, er
 }
 
 type schemaFiller struct {
-	e      *export
-	sl     slab
-	handle uintptr
-	next   int // index into e.fmts / e.strs
+	e       *export
+	sl      slab
+	strings uintptr // slab cursor for C strings, after all metadata blobs
+	handle  uintptr
+	next    int // index into e.fmts / e.strs
 }
 
+// cstring writes s and a NUL after the metadata blobs, which fill writes
+// first (planned at the start of the bytes region).
 func (f *schemaFiller) cstring(s string) uintptr {
-	p := f.sl.take(uintptr(len(s))+1, 1)
+	p := f.sl.take(&f.strings, uintptr(len(s))+1)
 	b := unsafe.Slice((*byte)(p), len(s)+1)
 	copy(b, s)
 	b[len(s)] = 0
@@ -262,7 +287,7 @@ func (f *schemaFiller) cstring(s string) uintptr {
 }
 
 func (f *schemaFiller) newNode() *abi.Schema {
-	return (*abi.Schema)(f.sl.take(unsafe.Sizeof(abi.Schema{}), 8))
+	return (*abi.Schema)(f.sl.take(&f.sl.structs, unsafe.Sizeof(abi.Schema{})))
 }
 
 // fill writes node n into out and recurses, in the order of planSchema.
@@ -276,7 +301,7 @@ func (f *schemaFiller) fill(n schemaNode, out *abi.Schema) {
 		PrivateData: f.handle,
 	}
 	if md := f.e.strs[i]; len(md) > 0 {
-		p := f.sl.take(uintptr(len(md)), 4)
+		p := f.sl.take(&f.sl.bytes, uintptr(metadataBytes(md)))
 		copy(unsafe.Slice((*byte)(p), len(md)), md)
 		out.Metadata = uintptr(p)
 	}
@@ -304,7 +329,7 @@ func (f *schemaFiller) fill(n schemaNode, out *abi.Schema) {
 	if nc == 0 {
 		return
 	}
-	kids := unsafe.Slice((*uintptr)(f.sl.take(uintptr(nc)*unsafe.Sizeof(uintptr(0)), 8)), nc)
+	kids := f.sl.takePtrs(nc)
 	out.NChildren = int64(nc)
 	out.Children = uintptr(unsafe.Pointer(&kids[0]))
 	for j := range nc {
@@ -445,7 +470,7 @@ func exportArrayTree(root arrow.ArrayData, cols []arrow.Array, length int64, own
 	e := newExport()
 	owner.Retain()
 	e.owner = owner.(interface{ Release() })
-	sl := newSlab(&e.pin, slabSize(p.nodes, unsafe.Sizeof(abi.Array{}), p.ptrs, p.int64s, 0))
+	sl := newSlab(&e.pin, p.nodes, unsafe.Sizeof(abi.Array{}), p.ptrs, p.int64s, 0)
 	f := arrayFiller{e: e, sl: sl, handle: e.start(p.nodes + 1)}
 	if root != nil {
 		f.fill(root, out)
@@ -512,12 +537,10 @@ type arrayFiller struct {
 }
 
 func (f *arrayFiller) newNode() *abi.Array {
-	return (*abi.Array)(f.sl.take(unsafe.Sizeof(abi.Array{}), 8))
+	return (*abi.Array)(f.sl.take(&f.sl.structs, unsafe.Sizeof(abi.Array{})))
 }
 
-func (f *arrayFiller) ptrs(n int) []uintptr {
-	return unsafe.Slice((*uintptr)(f.sl.take(uintptr(n)*unsafe.Sizeof(uintptr(0)), 8)), n)
-}
+func (f *arrayFiller) ptrs(n int) []uintptr { return f.sl.takePtrs(n) }
 
 // zeroBuffer is where empty buffers point: C consumers may dereference an
 // offsets buffer of a zero-length array, so it is never NULL. Pinned forever.
@@ -564,7 +587,7 @@ func (f *arrayFiller) fill(d arrow.ArrayData, out *abi.Array) {
 		}
 	}
 	if nsizes > 0 {
-		sizes := unsafe.Slice((*int64)(f.sl.take(uintptr(nsizes)*8, 8)), nsizes)
+		sizes := unsafe.Slice((*int64)(f.sl.take(&f.sl.int64s, uintptr(nsizes)*8)), nsizes)
 		for i := range sizes {
 			sizes[i] = int64(bufs[2+i].Len())
 		}

@@ -58,8 +58,6 @@ func unitOf(c byte) (arrow.TimeUnit, bool) {
 // (Arrow C++ rejects larger ones on import, so we do too, in both directions).
 var decimalMaxPrecision = map[int]int32{32: 9, 64: 18, 128: 38, 256: 76}
 
-var decimalIDs = map[int]arrow.Type{32: arrow.DECIMAL32, 64: arrow.DECIMAL64, 128: arrow.DECIMAL128, 256: arrow.DECIMAL256}
-
 // formatOf returns the Arrow C format string of dt. For a dictionary it is the
 // index type's format and for an extension type the storage type's: the
 // caller writes the dictionary schema and the extension metadata.
@@ -297,12 +295,12 @@ func decimalFromFormat(format, params string) (arrow.DataType, error) {
 	if prec < 1 || prec > maxPrec {
 		return nil, invalidf("format %q: decimal%d precision must be in 1..%d", format, bits, maxPrec)
 	}
-	switch decimalIDs[bits] {
-	case arrow.DECIMAL32:
+	switch bits {
+	case 32:
 		return &arrow.Decimal32Type{Precision: prec, Scale: scale}, nil
-	case arrow.DECIMAL64:
+	case 64:
 		return &arrow.Decimal64Type{Precision: prec, Scale: scale}, nil
-	case arrow.DECIMAL128:
+	case 128:
 		return &arrow.Decimal128Type{Precision: prec, Scale: scale}, nil
 	}
 	return &arrow.Decimal256Type{Precision: prec, Scale: scale}, nil

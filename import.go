@@ -17,20 +17,20 @@ import (
 // ImportArray imports arr, typed by schema. Both are released by the import:
 // schema at once, arr when the last arrow-go reference to its buffers is
 // released. On failure both are released before the error returns.
-func ImportArray(arr *abi.Array, schema *abi.Schema) (arrow.Array, error) {
+func ImportArray(arr *abi.Array, schema *abi.Schema, opts ...ImportOption) (arrow.Array, error) {
 	f, err := ImportField(schema)
 	if err != nil {
 		releaseArray(arr)
 		return nil, err
 	}
-	return ImportArrayWithType(arr, f.Type)
+	return ImportArrayWithType(arr, f.Type, opts...)
 }
 
 // ImportArrayWithType imports arr as an array of type dt, zero-copy. The
 // producer's release runs exactly once, when the last arrow-go reference to
 // the array's buffers is released (at once if it has none). On failure arr
 // is released before the error returns.
-func ImportArrayWithType(arr *abi.Array, dt arrow.DataType) (arrow.Array, error) {
+func ImportArrayWithType(arr *abi.Array, dt arrow.DataType, opts ...ImportOption) (arrow.Array, error) {
 	imp, err := startImport(arr)
 	if err != nil {
 		return nil, err
@@ -41,23 +41,30 @@ func ImportArrayWithType(arr *abi.Array, dt arrow.DataType) (arrow.Array, error)
 		return nil, err
 	}
 	defer d.Release()
-	return finishImport(imp, func() arrow.Array { return array.MakeFromData(d) })
+	a, err := finishImport(imp, func() arrow.Array { return array.MakeFromData(d) })
+	if err == nil {
+		if err = applyImportOptions(opts).validate(a); err != nil {
+			a.Release()
+			return nil, err
+		}
+	}
+	return a, err
 }
 
 // ImportRecordBatch imports a struct array and its struct-typed schema as a
 // record batch, one column per child. Ownership is as for ImportArray.
-func ImportRecordBatch(arr *abi.Array, schema *abi.Schema) (arrow.RecordBatch, error) {
+func ImportRecordBatch(arr *abi.Array, schema *abi.Schema, opts ...ImportOption) (arrow.RecordBatch, error) {
 	sc, err := ImportSchema(schema)
 	if err != nil {
 		releaseArray(arr)
 		return nil, err
 	}
-	return ImportRecordBatchWithSchema(arr, sc)
+	return ImportRecordBatchWithSchema(arr, sc, opts...)
 }
 
 // ImportRecordBatchWithSchema imports a struct array as a record batch of
 // schema sc (for streams, whose schema is imported once).
-func ImportRecordBatchWithSchema(arr *abi.Array, sc *arrow.Schema) (arrow.RecordBatch, error) {
+func ImportRecordBatchWithSchema(arr *abi.Array, sc *arrow.Schema, opts ...ImportOption) (arrow.RecordBatch, error) {
 	if sc == nil {
 		releaseArray(arr)
 		return nil, invalidf("nil schema")
@@ -71,7 +78,7 @@ func ImportRecordBatchWithSchema(arr *abi.Array, sc *arrow.Schema) (arrow.Record
 		imp.fail()
 		return nil, err
 	}
-	return finishImport(imp, func() arrow.RecordBatch {
+	rb, err := finishImport(imp, func() arrow.RecordBatch {
 		arrs := make([]arrow.Array, len(cols))
 		for i, c := range cols {
 			arrs[i] = array.MakeFromData(c)
@@ -83,6 +90,13 @@ func ImportRecordBatchWithSchema(arr *abi.Array, sc *arrow.Schema) (arrow.Record
 		}
 		return rb
 	})
+	if err == nil {
+		if err = applyImportOptions(opts).validateBatch(rb); err != nil {
+			rb.Release()
+			return nil, err
+		}
+	}
+	return rb, err
 }
 
 // recordLabel names the struct root of a record batch in errors.
@@ -138,7 +152,7 @@ func releaseData(ds []arrow.ArrayData) {
 // ImportDeviceArray imports an ArrowDeviceArray that lives on the CPU. Arrays
 // on other devices need the device layer and fail with ErrNoDevice; either
 // way the input is released on failure.
-func ImportDeviceArray(arr *abi.DeviceArray, schema *abi.Schema) (arrow.Array, error) {
+func ImportDeviceArray(arr *abi.DeviceArray, schema *abi.Schema, opts ...ImportOption) (arrow.Array, error) {
 	if arr == nil {
 		releaseSchema(schema)
 		return nil, invalidf("nil ArrowDeviceArray")
@@ -148,7 +162,7 @@ func ImportDeviceArray(arr *abi.DeviceArray, schema *abi.Schema) (arrow.Array, e
 		releaseArray(&arr.Array)
 		return nil, err
 	}
-	return ImportArray(&arr.Array, schema)
+	return ImportArray(&arr.Array, schema, opts...)
 }
 
 func checkCPU(arr *abi.DeviceArray) error {

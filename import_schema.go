@@ -22,10 +22,13 @@ func ImportField(s *abi.Schema) (arrow.Field, error) {
 // ArrowArrayStream.get_schema returns) as an arrow.Schema, and releases it.
 // The root's name and flags are ignored.
 func ImportSchema(s *abi.Schema) (*arrow.Schema, error) {
-	return importSchemaTree(s, func(imp *schemaImporter, s *abi.Schema) (*arrow.Schema, error) {
+	if s != nil && s.Release != 0 {
 		if sc := exportedSchema(s); sc != nil {
+			releaseSchema(s)
 			return sc, nil
 		}
+	}
+	return importSchemaTree(s, func(imp *schemaImporter, s *abi.Schema) (*arrow.Schema, error) {
 		if format := imp.str(s.Format); format != "+s" {
 			return nil, invalidf("a schema must have struct type (format +s), got format %q", format)
 		}

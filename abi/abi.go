@@ -2,36 +2,6 @@ package abi
 
 import "unsafe"
 
-// Schema mirrors struct ArrowSchema.
-type Schema struct {
-	_           align8
-	Format      uintptr // const char*
-	Name        uintptr // const char*
-	Metadata    uintptr // const char*
-	_           padInt64
-	Flags       int64
-	NChildren   int64
-	Children    uintptr // struct ArrowSchema**
-	Dictionary  uintptr // struct ArrowSchema*
-	Release     uintptr // void (*)(struct ArrowSchema*)
-	PrivateData uintptr // void*
-}
-
-// Array mirrors struct ArrowArray.
-type Array struct {
-	_           align8
-	Length      int64
-	NullCount   int64
-	Offset      int64
-	NBuffers    int64
-	NChildren   int64
-	Buffers     uintptr // const void**
-	Children    uintptr // struct ArrowArray**
-	Dictionary  uintptr // struct ArrowArray*
-	Release     uintptr // void (*)(struct ArrowArray*)
-	PrivateData uintptr // void*
-}
-
 // ArrayStream mirrors struct ArrowArrayStream.
 type ArrayStream struct {
 	GetSchema    uintptr // int (*)(struct ArrowArrayStream*, struct ArrowSchema* out)
