@@ -132,9 +132,24 @@ func benchRoundTrip(b *testing.B, rec arrow.RecordBatch) {
 	}
 }
 
-func BenchmarkRoundTripWide(b *testing.B) { benchRoundTrip(b, wideBatch(b)) }
+// BenchmarkRoundTripWide and BenchmarkRoundTripTall measure the library as
+// a Go program uses it, where an import of our own untouched export hands
+// back the exported value. The FullImport variants turn that off and drive
+// the import path a C producer's arrays take: parse, validate, wrap.
+func BenchmarkRoundTripWide(b *testing.B) { benchIdentity(b, true, wideBatch(b)) }
 
-func BenchmarkRoundTripTall(b *testing.B) { benchRoundTrip(b, tallBatch(b, 1_000_000)) }
+func BenchmarkRoundTripTall(b *testing.B) { benchIdentity(b, true, tallBatch(b, 1_000_000)) }
+
+func BenchmarkRoundTripWideFullImport(b *testing.B) { benchIdentity(b, false, wideBatch(b)) }
+
+func BenchmarkRoundTripTallFullImport(b *testing.B) {
+	benchIdentity(b, false, tallBatch(b, 1_000_000))
+}
+
+func benchIdentity(b *testing.B, identity bool, rec arrow.RecordBatch) {
+	defer cdevice.SetIdentityImports(cdevice.SetIdentityImports(identity))
+	benchRoundTrip(b, rec)
+}
 
 // The benchmarks' batches survive the round trip they measure.
 func TestRoundTripBenchBatches(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"unsafe"
+	"weak"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -21,18 +22,24 @@ import (
 // export allocates nothing but its slab.
 type export struct {
 	handle ffi.Handle
-	owner  interface{ Release() } // arrow-go values kept alive for C
 	pin    runtime.Pinner
 	live   atomic.Int32 // nodes not yet released
 
-	// A schema export keeps the schema it describes and its root as written,
-	// for exportedSchema.
-	source *arrow.Schema
-	root   abi.Schema
+	// source is what the tree describes: a *arrow.Schema, or an arrow.Array
+	// or arrow.RecordBatch retained until the last release. With the root as
+	// written, it lets an import of the untouched tree hand back source.
+	source     any
+	schemaRoot abi.Schema
+	arrayRoot  abi.Array
+}
 
-	// Planning state, reused between exports.
-	strs [][]byte // schema: format, name and metadata of each node, in fill order
-	fmts []string
+// A plannedNode is everything fill writes for one ArrowSchema.
+type plannedNode struct {
+	format, name string
+	md           []byte
+	flags        int64
+	children     int  // how many nodes of the plan are its children
+	dictionary   bool // the next node is its dictionary's value type
 }
 
 var exportPool = sync.Pool{New: func() any { return new(export) }}
@@ -56,30 +63,25 @@ func (e *export) releaseNode() {
 		return
 	}
 	e.pin.Unpin()
-	if e.owner != nil {
-		e.owner.Release()
-		e.owner = nil
-	}
+	e.dropSource()
 	e.handle.Delete()
-	e.handle, e.source = 0, nil
+	e.handle = 0
 	liveExports.Add(-1)
-	clear(e.strs)
-	e.strs = e.strs[:0]
-	clear(e.fmts)
-	e.fmts = e.fmts[:0]
 	exportPool.Put(e)
+}
+
+func (e *export) dropSource() {
+	if r, ok := e.source.(interface{ Release() }); ok {
+		r.Release()
+	}
+	e.source = nil
 }
 
 // abandon undoes an export that failed before anything was handed to C.
 func (e *export) abandon() {
 	e.pin.Unpin()
-	if e.owner != nil {
-		e.owner.Release()
-		e.owner = nil
-	}
+	e.dropSource()
 	liveExports.Add(-1)
-	e.strs = e.strs[:0]
-	e.fmts = e.fmts[:0]
 }
 
 // A slab is one pinned Go allocation carved into regions: C structs,
@@ -133,33 +135,61 @@ func metadataBytes(md []byte) int { return (len(md) + 3) &^ 3 }
 
 // ---- ArrowSchema ----
 
-var schemaReleaseCB = ffi.NewCallback1("ArrowSchema.release", func(p uintptr) uintptr {
-	releaseExportedSchema((*abi.Schema)(abi.Pointer(p)))
-	return 0
-})
+// The release callbacks of everything exported here (set in init: their
+// bodies refer back to them).
+var schemaReleaseCB, arrayReleaseCB *ffi.Callback
 
-func releaseExportedSchema(s *abi.Schema) {
+func init() {
+	schemaReleaseCB = ffi.NewCallback1("ArrowSchema.release", func(p uintptr) uintptr {
+		releaseExportedSchema((*abi.Schema)(abi.Pointer(p)), nil)
+		return 0
+	})
+	arrayReleaseCB = ffi.NewCallback1("ArrowArray.release", func(p uintptr) uintptr {
+		releaseExportedArray((*abi.Array)(abi.Pointer(p)), nil)
+		return 0
+	})
+}
+
+// exportOf returns the export behind a private_data handle; parent, the
+// export of the node being released above, saves the handle-table lookup
+// for children (they share its handle).
+func exportOf(privateData uintptr, parent *export) *export {
+	if parent != nil && uintptr(parent.handle) == privateData {
+		return parent
+	}
+	if v, ok := ffi.Handle(privateData).Value(); ok {
+		return v.(*export)
+	}
+	return nil
+}
+
+func releaseExportedSchema(s *abi.Schema, parent *export) {
 	if s == nil || s.Release == 0 {
 		return
 	}
-	v, ok := ffi.Handle(s.PrivateData).Value()
+	e := exportOf(s.PrivateData, parent)
 	for i := range s.NChildren {
-		releaseSchema(s.Child(int(i)))
+		releaseSchemaIn(s.Child(int(i)), e)
 	}
-	releaseSchema((*abi.Schema)(abi.Pointer(s.Dictionary)))
+	releaseSchemaIn((*abi.Schema)(abi.Pointer(s.Dictionary)), e)
 	s.Release, s.PrivateData = 0, 0
-	if ok {
-		v.(*export).releaseNode()
+	if e != nil {
+		e.releaseNode()
 	}
 }
 
 // releaseSchema calls the release callback of s unless it is NULL or released
 // (directly in Go when it is ours).
-func releaseSchema(s *abi.Schema) {
-	if s == nil || s.Release == 0 {
-		return
+func releaseSchema(s *abi.Schema) { releaseSchemaIn(s, nil) }
+
+func releaseSchemaIn(s *abi.Schema, parent *export) {
+	switch {
+	case s == nil || s.Release == 0:
+	case schemaReleaseCB.Is(s.Release):
+		releaseExportedSchema(s, parent)
+	default:
+		ffi.Call1(s.Release, uintptr(unsafe.Pointer(s)))
 	}
-	ffi.Call1(s.Release, uintptr(unsafe.Pointer(s)))
 }
 
 // ExportSchema exports s into out as a struct-typed ArrowSchema whose
@@ -168,7 +198,12 @@ func ExportSchema(s *arrow.Schema, out *abi.Schema) error {
 	if s == nil || out == nil {
 		return invalidf("ExportSchema: nil schema or out")
 	}
-	return exportSchemaTree(schemaNode{schema: s, md: s.Metadata()}, s, out)
+	plan, err := schemaPlanOf(s)
+	if err != nil {
+		return err
+	}
+	exportSchemaTree(plan, s, out)
+	return nil
 }
 
 // ExportField exports f (name, type, nullability, metadata) into out.
@@ -176,7 +211,12 @@ func ExportField(f arrow.Field, out *abi.Schema) error {
 	if out == nil || f.Type == nil {
 		return invalidf("ExportField: nil out or type")
 	}
-	return exportSchemaTree(schemaNode{dt: f.Type, name: f.Name, nullable: f.Nullable, md: f.Metadata}, nil, out)
+	var plan schemaPlan
+	if err := plan.add(fieldNode(f), 0); err != nil {
+		return err
+	}
+	exportSchemaTree(&plan, nil, out)
+	return nil
 }
 
 // A schemaNode is one ArrowSchema to write: a field, or (schema set) the
@@ -208,72 +248,107 @@ func (n schemaNode) child(i int) schemaNode {
 	return fieldNode(childField(n.dt, i))
 }
 
-// exportSchemaTree writes n into out. source, when not nil, is what the tree
-// describes: an import of the unmodified tree returns it as is.
-func exportSchemaTree(n schemaNode, source *arrow.Schema, out *abi.Schema) error {
+// exportSchemaTree writes the planned tree into out. source, when not nil,
+// is the schema the plan describes: an import of the untouched tree returns
+// it as is.
+func exportSchemaTree(plan *schemaPlan, source *arrow.Schema, out *abi.Schema) {
 	e := newExport()
-	nodes, ptrs, bytes, err := e.planSchema(n, 0)
-	if err != nil {
-		e.abandon()
-		exportPool.Put(e)
-		return err
+	sl := newSlab(&e.pin, plan.nodes-1, unsafe.Sizeof(abi.Schema{}), plan.ptrs, 0, plan.bytes)
+	f := schemaFiller{e: e, plan: plan.list, sl: sl, strings: sl.bytes + uintptr(plan.mdBytes), handle: e.start(plan.nodes)}
+	f.fill(out)
+	if source != nil {
+		e.source, e.schemaRoot = source, *out
 	}
-	sl := newSlab(&e.pin, nodes-1, unsafe.Sizeof(abi.Schema{}), ptrs, 0, bytes)
-	mdTotal := 0
-	for _, md := range e.strs {
-		mdTotal += metadataBytes(md)
-	}
-	f := schemaFiller{e: e, sl: sl, strings: sl.bytes + uintptr(mdTotal), handle: e.start(nodes)}
-	f.fill(n, out)
-	e.source, e.root = source, *out
-	return nil
 }
 
-// planSchema computes the format and metadata of every node of the tree
-// (stored in e.fmts and e.strs, in the order fill consumes them) and counts
-// nodes, child pointers and string bytes.
-func (e *export) planSchema(n schemaNode, depth int) (nodes, ptrs, bytes int, err error) {
-	if depth > maxDepth {
-		return 0, 0, 0, invalidf("type nesting deeper than %d", maxDepth)
+// A schemaPlan is a schema tree ready to write: its nodes in the order fill
+// writes them, and the room they take.
+type schemaPlan struct {
+	list                        []plannedNode
+	nodes, ptrs, bytes, mdBytes int
+}
+
+// schemaPlans caches the plan of every schema exported, keyed weakly: a
+// schema's entry goes when the schema is collected. Schemas are immutable,
+// and record batches and streams export the same one again and again.
+var schemaPlans sync.Map // weak.Pointer[arrow.Schema] → *schemaPlan
+
+func schemaPlanOf(s *arrow.Schema) (*schemaPlan, error) {
+	key := weak.Make(s)
+	if p, ok := schemaPlans.Load(key); ok {
+		return p.(*schemaPlan), nil
 	}
-	format := "+s"
+	p := new(schemaPlan)
+	if err := p.add(schemaNode{schema: s, md: s.Metadata()}, 0); err != nil {
+		return nil, err
+	}
+	if old, loaded := schemaPlans.LoadOrStore(key, p); loaded {
+		return old.(*schemaPlan), nil
+	}
+	runtime.AddCleanup(s, func(k weak.Pointer[arrow.Schema]) { schemaPlans.Delete(k) }, key)
+	return p, nil
+}
+
+// add appends the nodes of the tree under n, in the order fill writes them.
+func (pl *schemaPlan) add(n schemaNode, depth int) error {
+	if depth > maxDepth {
+		return invalidf("type nesting deeper than %d", maxDepth)
+	}
+	p := plannedNode{format: "+s", name: n.name}
+	if n.nullable {
+		p.flags |= abi.FlagNullable
+	}
 	if n.schema == nil {
-		if ext, ok := n.dt.(arrow.ExtensionType); ok {
+		if n.dt.ID() == arrow.EXTENSION {
+			ext := n.dt.(arrow.ExtensionType)
 			keys := append(n.md.Keys(), extensionNameKey, extensionMetadataKey)
 			vals := append(n.md.Values(), ext.ExtensionName(), ext.Serialize())
 			n.md = arrow.NewMetadata(keys, vals)
 			n.dt = storageType(n.dt)
 		}
-		if format, err = formatOf(n.dt); err != nil {
-			return 0, 0, 0, err
+		var err error
+		if p.format, err = formatOf(n.dt); err != nil {
+			return err
+		}
+		switch t := n.dt.(type) {
+		case *arrow.DictionaryType:
+			p.dictionary = true
+			if t.Ordered {
+				p.flags |= abi.FlagDictionaryOrdered
+			}
+		case *arrow.MapType:
+			if t.KeysSorted {
+				p.flags |= abi.FlagMapKeysSorted
+			}
 		}
 	}
-	mdBytes := encodeMetadata(n.md)
-	e.fmts = append(e.fmts, format)
-	e.strs = append(e.strs, mdBytes)
-	nodes, bytes = 1, len(format)+1+len(n.name)+1+metadataBytes(mdBytes)
-	if d, ok := n.dt.(*arrow.DictionaryType); ok {
-		c, p, b, err := e.planSchema(schemaNode{dt: d.ValueType, nullable: true}, depth+1)
-		return nodes + c, p, bytes + b, err
+	p.md = encodeMetadata(n.md)
+	pl.nodes++
+	pl.bytes += len(p.format) + 1 + len(p.name) + 1 + metadataBytes(p.md)
+	pl.mdBytes += metadataBytes(p.md)
+	at := len(pl.list)
+	pl.list = append(pl.list, p)
+	if p.dictionary {
+		return pl.add(schemaNode{dt: n.dt.(*arrow.DictionaryType).ValueType, nullable: true}, depth+1)
 	}
 	nc := n.numChildren()
-	ptrs = nc
+	pl.list[at].children = nc
+	pl.ptrs += nc
 	for i := range nc {
-		c, p, b, err := e.planSchema(n.child(i), depth+1)
-		if err != nil {
-			return 0, 0, 0, err
+		if err := pl.add(n.child(i), depth+1); err != nil {
+			return err
 		}
-		nodes, ptrs, bytes = nodes+c, ptrs+p, bytes+b
 	}
-	return nodes, ptrs, bytes, nil
+	return nil
 }
 
 type schemaFiller struct {
 	e       *export
+	plan    []plannedNode
 	sl      slab
 	strings uintptr // slab cursor for C strings, after all metadata blobs
 	handle  uintptr
-	next    int // index into e.fmts / e.strs
+	next    int // index into plan
 }
 
 // cstring writes s and a NUL after the metadata blobs, which fill writes
@@ -290,52 +365,39 @@ func (f *schemaFiller) newNode() *abi.Schema {
 	return (*abi.Schema)(f.sl.take(&f.sl.structs, unsafe.Sizeof(abi.Schema{})))
 }
 
-// fill writes node n into out and recurses, in the order of planSchema.
-func (f *schemaFiller) fill(n schemaNode, out *abi.Schema) {
-	i := f.next
+// fill writes the next planned node into out, then its dictionary or
+// children.
+func (f *schemaFiller) fill(out *abi.Schema) {
+	p := &f.plan[f.next]
 	f.next++
 	*out = abi.Schema{
-		Format:      f.cstring(f.e.fmts[i]),
-		Name:        f.cstring(n.name),
+		Format:      f.cstring(p.format),
+		Name:        f.cstring(p.name),
+		Flags:       p.flags,
 		Release:     schemaReleaseCB.Ptr(),
 		PrivateData: f.handle,
 	}
-	if md := f.e.strs[i]; len(md) > 0 {
-		p := f.sl.take(&f.sl.bytes, uintptr(metadataBytes(md)))
-		copy(unsafe.Slice((*byte)(p), len(md)), md)
-		out.Metadata = uintptr(p)
+	if len(p.md) > 0 {
+		m := f.sl.take(&f.sl.bytes, uintptr(metadataBytes(p.md)))
+		copy(unsafe.Slice((*byte)(m), len(p.md)), p.md)
+		out.Metadata = uintptr(m)
 	}
-	if n.nullable {
-		out.Flags |= abi.FlagNullable
-	}
-	switch t := storageType(n.dt).(type) {
-	case *arrow.DictionaryType:
-		if t.Ordered {
-			out.Flags |= abi.FlagDictionaryOrdered
-		}
+	if p.dictionary {
 		d := f.newNode()
 		out.Dictionary = uintptr(unsafe.Pointer(d))
-		f.fill(schemaNode{dt: t.ValueType, nullable: true}, d)
-		return
-	case *arrow.MapType:
-		if t.KeysSorted {
-			out.Flags |= abi.FlagMapKeysSorted
-		}
-	}
-	if n.schema == nil {
-		n.dt = storageType(n.dt)
-	}
-	nc := n.numChildren()
-	if nc == 0 {
+		f.fill(d)
 		return
 	}
-	kids := f.sl.takePtrs(nc)
-	out.NChildren = int64(nc)
+	if p.children == 0 {
+		return
+	}
+	kids := f.sl.takePtrs(p.children)
+	out.NChildren = int64(p.children)
 	out.Children = uintptr(unsafe.Pointer(&kids[0]))
-	for j := range nc {
+	for j := range kids {
 		c := f.newNode()
 		kids[j] = uintptr(unsafe.Pointer(c))
-		f.fill(n.child(j), c)
+		f.fill(c)
 	}
 }
 
@@ -351,10 +413,11 @@ func exportedSchema(s *abi.Schema) *arrow.Schema {
 		return nil
 	}
 	e := v.(*export)
-	if e.source == nil || e.root != *s || !childrenLive(s, 0) {
+	sc, _ := e.source.(*arrow.Schema)
+	if sc == nil || e.schemaRoot != *s || !childrenLive(s, 0) {
 		return nil
 	}
-	return e.source
+	return sc
 }
 
 // childrenLive reports whether no child of s was moved out or released.
@@ -377,33 +440,74 @@ func childrenLive(s *abi.Schema, depth int) bool {
 
 // ---- ArrowArray ----
 
-var arrayReleaseCB = ffi.NewCallback1("ArrowArray.release", func(p uintptr) uintptr {
-	releaseExportedArray((*abi.Array)(abi.Pointer(p)))
-	return 0
-})
-
-func releaseExportedArray(a *abi.Array) {
+func releaseExportedArray(a *abi.Array, parent *export) {
 	if a == nil || a.Release == 0 {
 		return
 	}
-	v, ok := ffi.Handle(a.PrivateData).Value()
+	e := exportOf(a.PrivateData, parent)
 	for i := range a.NChildren {
-		releaseArray(a.Child(int(i)))
+		releaseArrayIn(a.Child(int(i)), e)
 	}
-	releaseArray((*abi.Array)(abi.Pointer(a.Dictionary)))
+	releaseArrayIn((*abi.Array)(abi.Pointer(a.Dictionary)), e)
 	a.Release, a.PrivateData = 0, 0
-	if ok {
-		v.(*export).releaseNode()
+	if e != nil {
+		e.releaseNode()
 	}
 }
 
 // releaseArray calls the release callback of a unless it is NULL or released
 // (directly in Go when it is ours).
-func releaseArray(a *abi.Array) {
-	if a == nil || a.Release == 0 {
-		return
+func releaseArray(a *abi.Array) { releaseArrayIn(a, nil) }
+
+func releaseArrayIn(a *abi.Array, parent *export) {
+	switch {
+	case a == nil || a.Release == 0:
+	case arrayReleaseCB.Is(a.Release):
+		releaseExportedArray(a, parent)
+	default:
+		ffi.Call1(a.Release, uintptr(unsafe.Pointer(a)))
 	}
-	ffi.Call1(a.Release, uintptr(unsafe.Pointer(a)))
+}
+
+// exportedSource returns the arrow.Array or arrow.RecordBatch that a was
+// exported from, when a is the untouched root of one of our array exports
+// and identity imports are on.
+func exportedSource(a *abi.Array) any {
+	if !identityImports || !arrayReleaseCB.Is(a.Release) {
+		return nil
+	}
+	v, ok := ffi.Handle(a.PrivateData).Value()
+	if !ok {
+		return nil
+	}
+	e := v.(*export)
+	if e.source == nil || e.arrayRoot != *a || !arrayChildrenLive(a, 0) {
+		return nil
+	}
+	return e.source
+}
+
+// identityImports lets an import of our own untouched export return the
+// exported value itself. Tests turn it off to drive the full import path.
+var identityImports = true
+
+// arrayChildrenLive reports whether no child or dictionary of a was moved
+// out or released.
+func arrayChildrenLive(a *abi.Array, depth int) bool {
+	if depth > maxDepth {
+		return false
+	}
+	for i := range int(a.NChildren) {
+		c := a.Child(i)
+		if c == nil || c.Release == 0 || !arrayChildrenLive(c, depth+1) {
+			return false
+		}
+	}
+	if a.Dictionary != 0 {
+		d := (*abi.Array)(abi.Pointer(a.Dictionary))
+		return d.Release != 0 && arrayChildrenLive(d, depth+1)
+	}
+	return true
 }
 
 // ExportArray exports arr into out without copying its buffers; they stay
@@ -419,8 +523,7 @@ func ExportArray(arr arrow.Array, out *abi.Array, outSchema *abi.Schema) error {
 			return err
 		}
 	}
-	d := arr.Data()
-	if err := exportArrayTree(d, nil, int64(d.Len()), d, out); err != nil {
+	if err := exportArrayTree(arr.Data(), nil, int64(arr.Len()), arr, out); err != nil {
 		if outSchema != nil {
 			releaseSchema(outSchema)
 		}
@@ -451,8 +554,9 @@ func ExportRecordBatch(rb arrow.RecordBatch, out *abi.Array, outSchema *abi.Sche
 }
 
 // exportArrayTree exports root, or when root is nil a struct array without
-// validity over cols (a record batch). owner is retained until release.
-func exportArrayTree(root arrow.ArrayData, cols []arrow.Array, length int64, owner interface{ Retain() }, out *abi.Array) error {
+// validity over cols (a record batch). source, the arrow.Array or
+// arrow.RecordBatch exported, is retained until release.
+func exportArrayTree(root arrow.ArrayData, cols []arrow.Array, length int64, source interface{ Retain() }, out *abi.Array) error {
 	var p arrayPlan
 	if root != nil {
 		if err := p.count(root, 0); err != nil {
@@ -468,8 +572,9 @@ func exportArrayTree(root arrow.ArrayData, cols []arrow.Array, length int64, own
 		}
 	}
 	e := newExport()
-	owner.Retain()
-	e.owner = owner.(interface{ Release() })
+	source.Retain()
+	e.source = source
+	defer func() { e.arrayRoot = *out }()
 	sl := newSlab(&e.pin, p.nodes, unsafe.Sizeof(abi.Array{}), p.ptrs, p.int64s, 0)
 	f := arrayFiller{e: e, sl: sl, handle: e.start(p.nodes + 1)}
 	if root != nil {

@@ -31,6 +31,13 @@ func ImportArray(arr *abi.Array, schema *abi.Schema, opts ...ImportOption) (arro
 // the array's buffers is released (at once if it has none). On failure arr
 // is released before the error returns.
 func ImportArrayWithType(arr *abi.Array, dt arrow.DataType, opts ...ImportOption) (arrow.Array, error) {
+	if arr != nil && arr.Release != 0 {
+		if src, ok := exportedSource(arr).(arrow.Array); ok && arrow.TypeEqual(src.DataType(), dt, arrow.CheckMetadata()) {
+			src.Retain()
+			releaseArray(arr)
+			return validated(src, applyImportOptions(opts).validate(src))
+		}
+	}
 	imp, err := startImport(arr)
 	if err != nil {
 		return nil, err
@@ -42,13 +49,20 @@ func ImportArrayWithType(arr *abi.Array, dt arrow.DataType, opts ...ImportOption
 	}
 	defer d.Release()
 	a, err := finishImport(imp, func() arrow.Array { return array.MakeFromData(d) })
-	if err == nil {
-		if err = applyImportOptions(opts).validate(a); err != nil {
-			a.Release()
-			return nil, err
-		}
+	if err != nil {
+		return nil, err
 	}
-	return a, err
+	return validated(a, applyImportOptions(opts).validate(a))
+}
+
+// validated returns v, or releases it and returns err when validation failed.
+func validated[T interface{ Release() }](v T, err error) (T, error) {
+	if err != nil {
+		v.Release()
+		var zero T
+		return zero, err
+	}
+	return v, nil
 }
 
 // ImportRecordBatch imports a struct array and its struct-typed schema as a
@@ -68,6 +82,13 @@ func ImportRecordBatchWithSchema(arr *abi.Array, sc *arrow.Schema, opts ...Impor
 	if sc == nil {
 		releaseArray(arr)
 		return nil, invalidf("nil schema")
+	}
+	if arr != nil && arr.Release != 0 {
+		if src, ok := exportedSource(arr).(arrow.RecordBatch); ok && src.Schema() == sc {
+			src.Retain()
+			releaseArray(arr)
+			return validated(src, applyImportOptions(opts).validateBatch(src))
+		}
 	}
 	imp, err := startImport(arr)
 	if err != nil {
@@ -90,13 +111,10 @@ func ImportRecordBatchWithSchema(arr *abi.Array, sc *arrow.Schema, opts ...Impor
 		}
 		return rb
 	})
-	if err == nil {
-		if err = applyImportOptions(opts).validateBatch(rb); err != nil {
-			rb.Release()
-			return nil, err
-		}
+	if err != nil {
+		return nil, err
 	}
-	return rb, err
+	return validated(rb, applyImportOptions(opts).validateBatch(rb))
 }
 
 // recordLabel names the struct root of a record batch in errors.

@@ -7,13 +7,10 @@ import (
 // storageType returns the type whose physical layout an array of dt has:
 // extension types are laid out as their storage, everything else as itself.
 func storageType(dt arrow.DataType) arrow.DataType {
-	for {
-		ext, ok := dt.(arrow.ExtensionType)
-		if !ok {
-			return dt
-		}
-		dt = ext.StorageType()
+	for dt.ID() == arrow.EXTENSION { // cheaper than an interface assertion
+		dt = dt.(arrow.ExtensionType).StorageType()
 	}
+	return dt
 }
 
 // firstCBuffer is the index of arrow-go's first buffer that the C interface
@@ -31,11 +28,15 @@ func firstCBuffer(id arrow.Type, goBuffers int) int {
 
 // numChildFields is the number of C children of a storage type.
 func numChildFields(dt arrow.DataType) int {
-	switch t := dt.(type) {
-	case *arrow.RunEndEncodedType:
+	switch dt.ID() {
+	case arrow.LIST, arrow.LARGE_LIST, arrow.LIST_VIEW, arrow.LARGE_LIST_VIEW, arrow.FIXED_SIZE_LIST, arrow.MAP:
+		return 1
+	case arrow.RUN_END_ENCODED:
 		return 2
-	case arrow.NestedType:
-		return t.NumFields()
+	case arrow.STRUCT:
+		return dt.(*arrow.StructType).NumFields()
+	case arrow.SPARSE_UNION, arrow.DENSE_UNION:
+		return dt.(arrow.NestedType).NumFields()
 	}
 	return 0
 }

@@ -19,7 +19,7 @@ type Callback struct {
 	name string
 	fn   any // one of the func types accepted by call
 	once sync.Once
-	ptr  uintptr
+	ptr  atomic.Uintptr
 }
 
 // PanicResult is what a callback returns to C when its Go body panicked.
@@ -68,12 +68,12 @@ func (c *Callback) Name() string { return c.name }
 // Ptr returns the C function pointer of the callback.
 func (c *Callback) Ptr() uintptr {
 	c.once.Do(c.make)
-	return c.ptr
+	return c.ptr.Load()
 }
 
 // Is reports whether fn is this callback's C function pointer, without making
 // one if none was made yet.
-func (c *Callback) Is(fn uintptr) bool { return fn != 0 && lookupCallback(fn) == c }
+func (c *Callback) Is(fn uintptr) bool { return fn != 0 && c.ptr.Load() == fn }
 
 func (c *Callback) make() {
 	var wrapped any
@@ -99,16 +99,17 @@ func (c *Callback) make() {
 			return f(a, b, d, e)
 		}
 	}
-	c.ptr = purego.NewCallback(wrapped)
+	p := purego.NewCallback(wrapped)
 	byPtrMu.Lock()
 	defer byPtrMu.Unlock()
-	next := map[uintptr]*Callback{c.ptr: c}
+	next := map[uintptr]*Callback{p: c}
 	if old := byPtr.Load(); old != nil {
 		for k, v := range *old {
 			next[k] = v
 		}
 	}
 	byPtr.Store(&next)
+	c.ptr.Store(p)
 }
 
 func recoverInto(c *Callback, r *uintptr) {
