@@ -202,7 +202,15 @@ func checkStruct(t *testing.T, typ reflect.Type, rows []layoutRow) {
 			}
 		case "(alignof)":
 			sawAlign = true
-			if got := uintptr(typ.Align()); got != r.size {
+			got := uintptr(typ.Align())
+			switch {
+			case got == r.size:
+			case runtime.GOARCH == "arm" && got == 4 && r.size == 8:
+				// Documented in package abi: Go cannot ask for 8 on arm
+				// without sync/atomic's noCopy types; structs that C sees come
+				// from cdevice.New or the Go heap, which align them to 8.
+				t.Logf("alignof(%s) = 4 in Go, 8 in C: allowed on arm", typ)
+			default:
 				t.Errorf("alignof(%s) = %d, C says %d (tsv line %d)", typ, got, r.size, r.line)
 			}
 		default:

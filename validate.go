@@ -598,6 +598,9 @@ func (v *validator) runEnds(l *vlevel) error {
 		if e <= prev {
 			return v.errorf("run end %d at run %d is not greater than %d", e, i, prev)
 		}
+		if e > math.MaxInt { // arrow-go indexes runs with int: 32 bits here
+			return v.errorf("run end %d at run %d exceeds this platform's int", e, i)
+		}
 		prev = e
 	}
 	if prev < int64(l.end) {

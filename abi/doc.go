@@ -11,4 +11,9 @@
 // A struct that C may keep after a call returns must not live on the Go heap
 // unless it is pinned; the cdevice package offers off-heap allocation for that
 // (cdevice.New and cdevice.Free).
+//
+// On 32-bit ARM, C aligns Schema, Array and DeviceArray to 8 bytes and Go to
+// 4 (sizes and offsets agree: the structs carry C's padding). Hand C structs
+// from cdevice.New or from the Go heap, which align them to 8, not ones in
+// Go stack variables or inside other Go structs.
 package abi
