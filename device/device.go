@@ -1,0 +1,123 @@
+package device
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/purearrow/cdevice/abi"
+)
+
+// Sentinel errors of the device layer; backends wrap them.
+var (
+	// ErrNotFound: the runtime library is not installed (or not where looked).
+	ErrNotFound = errors.New("device: runtime not found")
+	// ErrNoDevice: the runtime loaded but reports no usable device.
+	ErrNoDevice = errors.New("device: no device")
+	// ErrMissingSymbol: the runtime lacks a function we bind (too old).
+	ErrMissingSymbol = errors.New("device: runtime lacks a required function")
+	// ErrRuntime: a runtime call failed; see RuntimeError for the code.
+	ErrRuntime = errors.New("device: runtime call failed")
+	// ErrUnknownDevice: no registered backend owns a (device type, id).
+	ErrUnknownDevice = errors.New("device: no backend for device")
+)
+
+// A RuntimeError is a failed runtime call: which call, the runtime's numeric
+// code and its own message. It wraps ErrRuntime.
+type RuntimeError struct {
+	Runtime string // "cuda", "hip", "opencl"
+	Call    string // e.g. "cudaMemcpyAsync"
+	Code    int
+	Message string // the runtime's description of Code, when it has one
+}
+
+func (e *RuntimeError) Error() string {
+	if e.Message != "" {
+		return fmt.Sprintf("%s: %s failed: %s (%d)", e.Runtime, e.Call, e.Message, e.Code)
+	}
+	return fmt.Sprintf("%s: %s failed with code %d", e.Runtime, e.Call, e.Code)
+}
+
+func (e *RuntimeError) Unwrap() error { return ErrRuntime }
+
+// A Pointer is device memory as the runtime names it: a device address for
+// CUDA and HIP, an SVM pointer or a cl_mem handle for OpenCL. Host code must
+// not dereference it unless the device says its memory is host-accessible.
+type Pointer uintptr
+
+// A Device is one device of a runtime. Copies are asynchronous on the given
+// stream (nil: the device's default stream); they are ordered on that stream
+// and complete once it is synchronized or an event recorded after them is.
+// The host memory of a copy must stay untouched until then. Implementations
+// are safe for concurrent use.
+type Device interface {
+	Type() abi.DeviceType
+	ID() int64
+	Name() string
+
+	// Alloc returns size bytes of device memory (size > 0).
+	Alloc(size int) (Pointer, error)
+	// Free gives back memory from Alloc.
+	Free(p Pointer) error
+	// HostAccessible reports whether host code may read and write this
+	// device's memory through the pointer itself (CPU, CUDA host and managed
+	// memory, OpenCL SVM on a CPU device).
+	HostAccessible() bool
+
+	// CopyToDevice copies src to dst+off.
+	CopyToDevice(dst Pointer, off int, src []byte, s Stream) error
+	// CopyToHost copies len(dst) bytes from src+off.
+	CopyToHost(dst []byte, src Pointer, off int, s Stream) error
+	// CopyOnDevice copies n bytes from src+srcOff to dst+dstOff.
+	CopyOnDevice(dst Pointer, dstOff int, src Pointer, srcOff, n int, s Stream) error
+
+	// NewStream returns a stream of work on this device.
+	NewStream() (Stream, error)
+	// NewEvent returns an event that can be recorded on this device's streams.
+	NewEvent() (Event, error)
+	// WaitSyncEvent makes s (nil: the host) wait for the producer's event
+	// behind an ArrowDeviceArray.sync_event of this device type (a
+	// cudaEvent_t*, hipEvent_t* or cl_event*). A zero syncEvent does nothing.
+	WaitSyncEvent(syncEvent uintptr, s Stream) error
+
+	// MemoryInfo returns the free and total memory of the device in bytes.
+	MemoryInfo() (free, total int64, err error)
+}
+
+// A Stream orders work on one device.
+type Stream interface {
+	// Handle is the runtime's stream (cudaStream_t, hipStream_t,
+	// cl_command_queue).
+	Handle() uintptr
+	// Synchronize blocks until all work queued on the stream is done.
+	Synchronize() error
+	Close() error
+}
+
+// An Event marks a point in a stream.
+type Event interface {
+	// Record marks the point after the work queued on s so far.
+	Record(s Stream) error
+	// Synchronize blocks until the recorded work is done.
+	Synchronize() error
+	// SyncEvent returns what ArrowDeviceArray.sync_event carries for this
+	// event: a pointer to the runtime's event handle, valid until Close.
+	SyncEvent() uintptr
+	Close() error
+}
+
+// A Backend is one runtime that may offer devices. Probe loads the runtime
+// (at most once; later calls return the first answer) and lists its devices,
+// or says exactly why it cannot: errors wrap ErrNotFound, ErrNoDevice,
+// ErrMissingSymbol or ErrRuntime.
+type Backend interface {
+	Name() string
+	Probe(ctx context.Context) (Info, error)
+}
+
+// Info is what a backend's probe found.
+type Info struct {
+	Library string // path or name of the shared library loaded
+	Version string // runtime (and driver) version, as the runtime reports it
+	Devices []Device
+}
