@@ -659,8 +659,6 @@ var (
 )
 
 func (f *arrayFiller) fill(d arrow.ArrayData, out *abi.Array) {
-	dt := storageType(d.DataType())
-	bufs := d.Buffers()
 	nb, nsizes := cBufferCount(d)
 	nulls := d.NullN()
 	kids := d.Children()
@@ -677,29 +675,21 @@ func (f *arrayFiller) fill(d arrow.ArrayData, out *abi.Array) {
 	if nb > 0 {
 		out.Buffers = uintptr(unsafe.Pointer(&ptrs[0]))
 	}
-	first := firstCBuffer(dt.ID(), len(bufs))
-	for i := first; i < len(bufs) && i-first < nb; i++ {
-		b := bufs[i]
-		switch {
-		case i == 0 && (nulls == 0 || b == nil):
-			// no validity bitmap needed: NULL
-		case b == nil || b.Len() == 0:
-			ptrs[i-first] = zeroBuffer()
-		default:
-			bs := b.Bytes()
-			f.e.pin.Pin(&bs[0])
-			ptrs[i-first] = uintptr(unsafe.Pointer(&bs[0]))
-		}
-	}
+	var sizes []int64
 	if nsizes > 0 {
-		sizes := unsafe.Slice((*int64)(f.sl.take(&f.sl.int64s, uintptr(nsizes)*8)), nsizes)
-		for i := range sizes {
-			sizes[i] = int64(bufs[2+i].Len())
-		}
-		ptrs[nb-1] = uintptr(unsafe.Pointer(&sizes[0]))
-	} else if nsizes == 0 && (dt.ID() == arrow.BINARY_VIEW || dt.ID() == arrow.STRING_VIEW) {
-		ptrs[nb-1] = zeroBuffer()
+		sizes = unsafe.Slice((*int64)(f.sl.take(&f.sl.int64s, uintptr(nsizes)*8)), nsizes)
 	}
+	forEachCBuffer(d, sizes, func(i int, b []byte) {
+		switch {
+		case b == nil && i == 0:
+			// no validity bitmap needed: NULL
+		case len(b) == 0:
+			ptrs[i] = zeroBuffer()
+		default:
+			f.e.pin.Pin(&b[0])
+			ptrs[i] = uintptr(unsafe.Pointer(&b[0]))
+		}
+	})
 	if len(kids) > 0 {
 		out.Children = uintptr(unsafe.Pointer(&ptrs[nb]))
 		for i, c := range kids {
@@ -712,6 +702,36 @@ func (f *arrayFiller) fill(d arrow.ArrayData, out *abi.Array) {
 		n := f.newNode()
 		out.Dictionary = uintptr(unsafe.Pointer(n))
 		f.fill(dict, n)
+	}
+}
+
+// forEachCBuffer calls f for each buffer of d's C struct, in ArrowArray
+// order: arrow-go's buffers less those C does not carry, a nil validity
+// bitmap when there are no nulls, and for views the variadic buffer sizes,
+// written into sizes (cBufferCount says how many) and passed as bytes.
+func forEachCBuffer(d arrow.ArrayData, sizes []int64, f func(i int, b []byte)) {
+	bufs := d.Buffers()
+	nb, _ := cBufferCount(d)
+	first := firstCBuffer(storageType(d.DataType()).ID(), len(bufs))
+	for i := first; i < len(bufs) && i-first < nb; i++ {
+		switch b := bufs[i]; {
+		case i == 0 && (b == nil || d.NullN() == 0):
+			f(0, nil)
+		case b == nil:
+			f(i-first, []byte{})
+		default:
+			f(i-first, b.Bytes())
+		}
+	}
+	if id := storageType(d.DataType()).ID(); id == arrow.BINARY_VIEW || id == arrow.STRING_VIEW {
+		for i := range sizes {
+			sizes[i] = int64(bufs[2+i].Len())
+		}
+		var b []byte
+		if len(sizes) > 0 {
+			b = unsafe.Slice((*byte)(unsafe.Pointer(&sizes[0])), 8*len(sizes))
+		}
+		f(nb-1, b)
 	}
 }
 

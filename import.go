@@ -1,6 +1,7 @@
 package cdevice
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/bits"
@@ -12,6 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/purearrow/cdevice/abi"
+	"github.com/purearrow/cdevice/device"
 )
 
 // ImportArray imports arr, typed by schema. Both are released by the import:
@@ -167,30 +169,48 @@ func releaseData(ds []arrow.ArrayData) {
 	}
 }
 
-// ImportDeviceArray imports an ArrowDeviceArray that lives on the CPU. Arrays
-// on other devices need the device layer and fail with ErrNoDevice; either
-// way the input is released on failure.
+// ImportDeviceArray imports an ArrowDeviceArray as an arrow.Array. It waits
+// on the producer's sync_event first. Memory the host can read (CPU, CUDA
+// host and managed memory, ROCm host memory, OpenCL SVM on a CPU device) is
+// wrapped without copying; memory on other devices is copied to Go memory
+// (ImportDeviceArrayOnDevice keeps it where it is). A device with no loaded
+// backend fails with ErrNoDevice. On failure the input is released.
 func ImportDeviceArray(arr *abi.DeviceArray, schema *abi.Schema, opts ...ImportOption) (arrow.Array, error) {
 	if arr == nil {
 		releaseSchema(schema)
 		return nil, invalidf("nil ArrowDeviceArray")
 	}
-	if err := checkCPU(arr); err != nil {
+	fail := func(err error) (arrow.Array, error) {
 		releaseSchema(schema)
 		releaseArray(&arr.Array)
 		return nil, err
 	}
-	return ImportArray(&arr.Array, schema, opts...)
-}
-
-func checkCPU(arr *abi.DeviceArray) error {
-	switch {
-	case arr.DeviceType != abi.DeviceCPU:
-		return fmt.Errorf("%w: array on device %s (id %d) needs the device layer", ErrNoDevice, arr.DeviceType, arr.DeviceID)
-	case arr.SyncEvent != 0:
-		return invalidf("CPU ArrowDeviceArray with a non-NULL sync_event")
+	if arr.DeviceType == abi.DeviceCPU {
+		if arr.SyncEvent != 0 {
+			return fail(invalidf("CPU ArrowDeviceArray with a non-NULL sync_event"))
+		}
+		return ImportArray(&arr.Array, schema, opts...)
 	}
-	return nil
+	dev, err := device.Lookup(arr.DeviceType, arr.DeviceID)
+	if err != nil {
+		return fail(fmt.Errorf("%w: %w", ErrNoDevice, err))
+	}
+	if !dev.HostAccessible() {
+		da, err := ImportDeviceArrayOnDevice(arr, schema)
+		if err != nil {
+			return nil, err
+		}
+		defer da.Release()
+		a, err := da.ToHost(context.Background())
+		if err != nil {
+			return nil, err
+		}
+		return validated(a, applyImportOptions(opts).validate(a))
+	}
+	if err := dev.WaitSyncEvent(arr.SyncEvent, nil); err != nil {
+		return fail(err)
+	}
+	return ImportArray(&arr.Array, schema, opts...)
 }
 
 // An arrayImport owns one imported ArrowArray tree: the root struct is moved
@@ -406,124 +426,165 @@ func cBuffersOf(dt arrow.DataType) (n int, legacy bool) {
 }
 
 // buffers wraps the C buffers of n in arrow-go's layout for its type, after
-// checking that each is present when needed and that offsets stay inside
-// the data they index.
+// checking that each is present when needed and that children are long
+// enough for what indexes them.
 func (imp *arrayImport) buffers(n *node, children []arrow.ArrayData) (bufs []*memory.Buffer, nulls int, err error) {
 	a, end := n.a, n.end
 	nulls = int(a.NullCount)
-	cb := n.cbuffers
-	get := func(i int, size int64) (*memory.Buffer, error) {
-		if cb[i] == 0 {
-			if size > 0 && end > 0 {
-				return nil, n.errorf("buffer %d is NULL", i)
-			}
-			return nil, nil
-		}
-		return imp.wrap(cb[i], size), nil
+	switch n.dt.ID() {
+	case arrow.NULL:
+		return nil, int(a.Length), nil
+	case arrow.RUN_END_ENCODED:
+		return nil, 0, n.checkRunEnds(children)
+	case arrow.SPARSE_UNION, arrow.DENSE_UNION:
+		return imp.unionBuffers(n, children)
 	}
-	validity := func(i int) (*memory.Buffer, error) {
-		if cb[i] == 0 {
-			if nulls > 0 {
-				return nil, n.errorf("null_count %d without a validity bitmap", nulls)
-			}
-			nulls = 0
-			return nil, nil
-		}
-		return imp.wrap(cb[i], bitmapBytes(end)), nil
+	var scratch [8]int64
+	sizes, err := cBufferSizes(n, n.hostRead, scratch[:0])
+	if err != nil {
+		return nil, 0, err
 	}
-	one := func(b *memory.Buffer, err error) ([]*memory.Buffer, int, error) {
-		return []*memory.Buffer{b}, nulls, err
+	if n.cbuffers[0] == 0 {
+		if nulls > 0 {
+			return nil, 0, n.errorf("null_count %d without a validity bitmap", nulls)
+		}
+		nulls = 0
 	}
 	switch t := n.dt.(type) {
-	case *arrow.NullType:
-		return nil, int(a.Length), nil
-	case *arrow.RunEndEncodedType:
-		return nil, 0, n.checkRunEnds(children)
 	case *arrow.StructType:
 		for i, c := range children {
 			if int64(c.Len()) < end {
 				return nil, 0, n.errorf("child %d has length %d, shorter than offset+length %d", i, c.Len(), end)
 			}
 		}
-		return one(validity(0))
 	case *arrow.FixedSizeListType:
 		if need, ok := mul(end, int64(t.Len())); !ok || int64(children[0].Len()) < need {
 			return nil, 0, n.errorf("child has length %d, need %d", children[0].Len(), need)
 		}
-		return one(validity(0))
-	case *arrow.SparseUnionType, *arrow.DenseUnionType:
-		return imp.unionBuffers(n, children)
+	case arrow.ListLikeType:
+		if id := t.ID(); (id == arrow.LIST || id == arrow.LARGE_LIST || id == arrow.MAP) && int64(children[0].Len()) < sizes[2] {
+			return nil, 0, n.errorf("offsets reach %d, past the child's length %d", sizes[2], children[0].Len())
+		}
 	}
-	v, err := validity(0)
-	if err != nil {
-		return nil, 0, err
+	cb := n.cbuffers
+	if id := n.dt.ID(); id == arrow.BINARY_VIEW || id == arrow.STRING_VIEW {
+		cb = cb[:len(cb)-1] // arrow-go's view data has no variadic sizes buffer
+	}
+	bufs = make([]*memory.Buffer, len(cb))
+	for i, p := range cb {
+		bufs[i] = imp.wrap(p, sizes[i])
+	}
+	return bufs, nulls, nil
+}
+
+// hostRead reads element idx (w bytes wide, signed) of C buffer i, which is
+// in host memory.
+func (n *node) hostRead(i int, idx, w int64) int64 {
+	p := abi.Pointer(n.cbuffers[i])
+	switch w {
+	case 2:
+		return int64(unsafe.Slice((*int16)(p), idx+1)[idx])
+	case 4:
+		return int64(unsafe.Slice((*int32)(p), idx+1)[idx])
+	}
+	return unsafe.Slice((*int64)(p), idx+1)[idx]
+}
+
+// cBufferSizes returns the size in bytes of each C buffer of n, which a
+// caller can copy or wrap: for binary types the data size is the last
+// offset, for views each variadic buffer's size comes from the sizes buffer;
+// read fetches those values (from host or device memory). Lists get one
+// extra entry: how far into the child their offsets reach. The result is
+// built in scratch when it fits.
+func cBufferSizes(n *node, read func(buf int, idx, w int64) int64, scratch []int64) ([]int64, error) {
+	end, cb := n.end, n.cbuffers
+	if cap(scratch) < len(cb)+1 {
+		scratch = make([]int64, 0, len(cb)+1)
+	}
+	sizes := scratch[:len(cb)]
+	clear(sizes)
+	if len(cb) > 0 {
+		sizes[0] = bitmapBytes(end)
+	}
+	// element reads buffer i at idx, which must be present unless empty.
+	element := func(i int, idx, w int64) (int64, error) {
+		if cb[i] == 0 {
+			if end == 0 {
+				return 0, nil
+			}
+			return 0, n.errorf("buffer %d is NULL", i)
+		}
+		return read(i, idx, w), nil
 	}
 	switch n.dt.ID() {
+	case arrow.NULL, arrow.RUN_END_ENCODED:
+		return sizes, nil
+	case arrow.STRUCT, arrow.FIXED_SIZE_LIST:
+		return sizes, nil
+	case arrow.SPARSE_UNION, arrow.DENSE_UNION:
+		ids := 0
+		if want, _ := cBuffersOf(n.dt); len(cb) == want+1 {
+			ids = 1 // legacy validity bitmap first
+		}
+		sizes[ids] = end
+		if n.dt.ID() == arrow.DENSE_UNION {
+			sizes[ids+1] = end * 4
+		}
+		return sizes, nil
 	case arrow.BINARY, arrow.STRING, arrow.LARGE_BINARY, arrow.LARGE_STRING, arrow.LIST, arrow.LARGE_LIST, arrow.MAP:
 		w := offsetWidth(n.dt)
-		last, err := n.lastOffset(1, w)
+		first, err := element(1, n.a.Offset, w)
 		if err != nil {
-			return nil, 0, err
+			return nil, err
 		}
-		offs, err := get(1, (end+1)*w)
+		last, err := element(1, end, w)
 		if err != nil {
-			return nil, 0, err
+			return nil, err
 		}
-		if len(children) == 1 {
-			if int64(children[0].Len()) < last {
-				return nil, 0, n.errorf("offsets reach %d, past the child's length %d", last, children[0].Len())
-			}
-			return []*memory.Buffer{v, offs}, nulls, nil
+		if first < 0 || last < first {
+			return nil, n.errorf("offsets run from %d to %d", first, last)
 		}
-		data, err := get(2, last)
-		return []*memory.Buffer{v, offs, data}, nulls, err
+		sizes[1] = (end + 1) * w
+		if len(sizes) == 2 { // lists: record how far into the child
+			sizes = append(sizes, last)
+		} else {
+			sizes[2] = last
+		}
+		return sizes, nil
 	case arrow.LIST_VIEW, arrow.LARGE_LIST_VIEW:
-		w := offsetWidth(n.dt)
-		offs, err := get(1, end*w)
-		if err != nil {
-			return nil, 0, err
-		}
-		sizes, err := get(2, end*w)
-		return []*memory.Buffer{v, offs, sizes}, nulls, err
+		sizes[1], sizes[2] = end*offsetWidth(n.dt), end*offsetWidth(n.dt)
+		return sizes, nil
 	case arrow.BINARY_VIEW, arrow.STRING_VIEW:
-		return imp.viewBuffers(n, v)
+		nvar := len(cb) - 3
+		if nvar < 0 {
+			return nil, n.errorf("has %d buffers, want validity, views and variadic sizes", len(cb))
+		}
+		sizes[1] = end * int64(arrow.ViewHeaderSizeBytes)
+		sizes[len(cb)-1] = int64(nvar) * 8
+		if nvar > 0 && cb[len(cb)-1] == 0 {
+			return nil, n.errorf("variadic buffer sizes are NULL")
+		}
+		for k := range nvar {
+			s := read(len(cb)-1, int64(k), 8)
+			if s < 0 || (s > 0 && cb[2+k] == 0) {
+				return nil, n.errorf("variadic buffer %d: size %d, pointer %#x", k, s, cb[2+k])
+			}
+			sizes[2+k] = s
+		}
+		return sizes, nil
 	}
 	fw, ok := n.dt.(arrow.FixedWidthDataType)
 	if !ok {
-		return nil, 0, unsupportedf("importing %s arrays", n.dt)
+		return nil, unsupportedf("importing %s arrays", n.dt)
 	}
-	size, ok := mul(end, int64(fw.BitWidth()))
+	bitsTotal, ok := mul(end, int64(fw.BitWidth()))
 	if !ok {
-		return nil, 0, n.errorf("length %d too large", end)
+		return nil, n.errorf("length %d too large", end)
 	}
-	data, err := get(1, (size+7)/8)
-	return []*memory.Buffer{v, data}, nulls, err
-}
-
-func (imp *arrayImport) viewBuffers(n *node, validity *memory.Buffer) ([]*memory.Buffer, int, error) {
-	cb := n.cbuffers
-	nvar := len(cb) - 3
-	if nvar < 0 {
-		return nil, 0, n.errorf("has %d buffers, want validity, views and variadic sizes", len(cb))
+	if sizes[1] = (bitsTotal + 7) / 8; cb[1] == 0 && sizes[1] > 0 {
+		return nil, n.errorf("buffer 1 is NULL")
 	}
-	if cb[1] == 0 && n.end > 0 {
-		return nil, 0, n.errorf("views buffer is NULL")
-	}
-	bufs := make([]*memory.Buffer, 2+nvar)
-	bufs[0], bufs[1] = validity, imp.wrap(cb[1], n.end*int64(arrow.ViewHeaderSizeBytes))
-	if nvar > 0 {
-		if cb[len(cb)-1] == 0 {
-			return nil, 0, n.errorf("variadic buffer sizes are NULL")
-		}
-		sizes := unsafe.Slice((*int64)(abi.Pointer(cb[len(cb)-1])), nvar)
-		for i, s := range sizes {
-			if s < 0 || (s > 0 && cb[2+i] == 0) {
-				return nil, 0, n.errorf("variadic buffer %d: size %d, pointer %#x", i, s, cb[2+i])
-			}
-			bufs[2+i] = imp.wrap(cb[2+i], s)
-		}
-	}
-	return bufs, int(n.a.NullCount), nil
+	return sizes, nil
 }
 
 // unionBuffers checks every type id and (dense) offset: a bad one would make
@@ -602,30 +663,6 @@ func (n *node) checkRunEnds(children []arrow.ArrayData) error {
 		return n.errorf("last run end %d is before offset+length %d", v, n.end)
 	}
 	return nil
-}
-
-// lastOffset reads the first and last offsets of buffer i (width w), checks
-// 0 <= first <= last, and returns last: the size of the data they index.
-func (n *node) lastOffset(i int, w int64) (int64, error) {
-	if n.cbuffers[i] == 0 {
-		if n.end == 0 {
-			return 0, nil
-		}
-		return 0, n.errorf("offsets buffer is NULL")
-	}
-	var first, last int64
-	p := abi.Pointer(n.cbuffers[i])
-	if w == 4 {
-		offs := unsafe.Slice((*int32)(p), n.end+1)
-		first, last = int64(offs[n.a.Offset]), int64(offs[n.end])
-	} else {
-		offs := unsafe.Slice((*int64)(p), n.end+1)
-		first, last = offs[n.a.Offset], offs[n.end]
-	}
-	if first < 0 || last < first {
-		return 0, n.errorf("offsets run from %d to %d", first, last)
-	}
-	return last, nil
 }
 
 func offsetWidth(dt arrow.DataType) int64 {

@@ -1,7 +1,11 @@
 package cdevice
 
 import (
+	"unsafe"
+
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/purearrow/cdevice/abi"
+	"github.com/purearrow/cdevice/device"
 )
 
 // storageType returns the type whose physical layout an array of dt has:
@@ -64,3 +68,8 @@ const (
 	extensionNameKey     = "ARROW:extension:name"
 	extensionMetadataKey = "ARROW:extension:metadata"
 )
+
+// hostBytesAt views n bytes at p+off of host-accessible memory.
+func hostBytesAt(p device.Pointer, off, n int64) []byte {
+	return unsafe.Slice((*byte)(abi.Pointer(uintptr(p)+uintptr(off))), n)
+}

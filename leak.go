@@ -13,6 +13,7 @@ var liveExports, liveImports atomic.Int64
 type Leaks struct {
 	Exports        int64 // exported structs whose release has not run
 	Imports        int64 // imported structs whose producer release has not been called
+	DeviceArrays   int64 // DeviceArray and DeviceRecordBatch trees not yet released
 	Handles        int   // live private_data handles
 	CAllocations   int64 // C heap blocks not yet freed
 	CallbackPanics int64 // callback bodies that panicked (recovered)
@@ -25,6 +26,7 @@ func LiveLeaks() Leaks {
 	return Leaks{
 		Exports:        liveExports.Load(),
 		Imports:        liveImports.Load(),
+		DeviceArrays:   liveDeviceArrays.Load(),
 		Handles:        ffi.LiveHandles(),
 		CAllocations:   ffi.LiveAllocations(),
 		CallbackPanics: p,
@@ -35,6 +37,6 @@ func LiveLeaks() Leaks {
 func (l Leaks) Zero() bool { return l == Leaks{} }
 
 func (l Leaks) String() string {
-	return fmt.Sprintf("exports=%d imports=%d handles=%d c_allocations=%d callback_panics=%d",
-		l.Exports, l.Imports, l.Handles, l.CAllocations, l.CallbackPanics)
+	return fmt.Sprintf("exports=%d imports=%d device_arrays=%d handles=%d c_allocations=%d callback_panics=%d",
+		l.Exports, l.Imports, l.DeviceArrays, l.Handles, l.CAllocations, l.CallbackPanics)
 }

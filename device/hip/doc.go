@@ -1,0 +1,17 @@
+// Package hip binds AMD's HIP runtime (libamdhip64) through internal/ffi,
+// without cgo. Importing it registers Backend with the device package;
+// nothing is loaded until Backend.Probe is first called.
+//
+// The library is looked up in this order: the path in the environment
+// variable CDEVICE_HIP_LIBRARY (alone: an explicit choice that fails is
+// reported, not silently replaced), then libamdhip64.so.6, .so.5, .so, then
+// $ROCM_PATH/lib/libamdhip64.so* and /opt/rocm/lib/libamdhip64.so*
+// (amdhip64_6.dll, amdhip64.dll and %HIP_PATH%\bin on Windows).
+//
+// Each GPU n appears twice: as ROCM:n (hipMalloc, device memory) and as
+// ROCM_HOST:n (hipHostMalloc, pinned host memory that the host may read).
+// An ArrowDeviceArray's sync_event for these devices is a hipEvent_t*.
+//
+// HIP keeps the current device per OS thread, so every call sequence locks
+// its goroutine to the thread and calls hipSetDevice first.
+package hip

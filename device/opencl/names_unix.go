@@ -1,0 +1,5 @@
+//go:build !windows && !darwin
+
+package opencl
+
+var defaultNames = []string{"libOpenCL.so.1", "libOpenCL.so"}

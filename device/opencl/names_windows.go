@@ -1,0 +1,3 @@
+package opencl
+
+var defaultNames = []string{"OpenCL.dll"}

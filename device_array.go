@@ -1,0 +1,327 @@
+package cdevice
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/purearrow/cdevice/abi"
+	"github.com/purearrow/cdevice/device"
+	"github.com/purearrow/cdevice/internal/ffi"
+)
+
+// A DeviceBuffer is one buffer of a DeviceArray: device memory and its size
+// in bytes. Ptr is 0 for a buffer the array does not have (a validity bitmap
+// when there are no nulls, or an empty buffer). Size is -1 when it is not
+// known (an imported array whose device has no loaded backend).
+type DeviceBuffer struct {
+	Ptr  device.Pointer
+	Size int64
+}
+
+// A DeviceArray is an Arrow array whose buffers live on a device: the tree
+// an ArrowDeviceArray describes, with buffers in ArrowArray order (no
+// validity bitmap for unions, variadic buffer sizes last for views) and
+// their sizes.
+//
+// The tree is owned as a whole: Release on the root frees what CopyToDevice
+// allocated, or calls the producer's release for an imported array, when the
+// last reference goes. Children and Dictionary belong to the root.
+type DeviceArray struct {
+	Type       arrow.DataType
+	Length     int64
+	Offset     int64
+	NullCount  int64 // -1: not known
+	Buffers    []DeviceBuffer
+	Children   []*DeviceArray
+	Dictionary *DeviceArray
+
+	DeviceType abi.DeviceType
+	DeviceID   int64
+	// Device is the backend that reads and frees the buffers; nil for an
+	// imported array whose backend is not loaded: its data cannot be read.
+	Device device.Device
+
+	owner *deviceOwner // shared by the whole tree
+}
+
+// ErrNotReadable: a DeviceArray's data must be read but its device has no
+// loaded backend. It wraps ErrNoDevice.
+var ErrNotReadable = fmt.Errorf("%w: the array's device has no loaded backend to read it", ErrNoDevice)
+
+// deviceOwner holds what a DeviceArray tree rests on: the memory that
+// CopyToDevice allocated, or the imported ArrowDeviceArray, and the event
+// recorded after the copies that wrote the buffers.
+type deviceOwner struct {
+	refs   atomic.Int64
+	dev    device.Device
+	allocs []device.Pointer
+	event  device.Event
+	imp    *arrayImport
+}
+
+var liveDeviceArrays atomic.Int64
+
+func newDeviceOwner(dev device.Device) *deviceOwner {
+	o := &deviceOwner{dev: dev}
+	o.refs.Store(1)
+	liveDeviceArrays.Add(1)
+	return o
+}
+
+func (o *deviceOwner) release() {
+	if o.refs.Add(-1) != 0 {
+		return
+	}
+	if o.event != nil {
+		o.event.Close()
+	}
+	for _, p := range o.allocs {
+		o.dev.Free(p)
+	}
+	if o.imp != nil {
+		o.imp.release()
+	}
+	liveDeviceArrays.Add(-1)
+}
+
+// Retain adds a reference to the whole tree.
+func (a *DeviceArray) Retain() { a.owner.refs.Add(1) }
+
+// Release drops a reference; the last frees the tree. Call it on roots only.
+func (a *DeviceArray) Release() { a.owner.release() }
+
+// CopyToDevice copies arr to newly allocated memory on dev. It returns when
+// the copies are complete.
+func CopyToDevice(ctx context.Context, arr arrow.Array, dev device.Device) (*DeviceArray, error) {
+	if arr == nil || dev == nil {
+		return nil, invalidf("CopyToDevice: nil array or device")
+	}
+	as, err := copyDataToDevice(ctx, []arrow.ArrayData{arr.Data()}, dev)
+	if err != nil {
+		return nil, err
+	}
+	return as[0], nil
+}
+
+// copyDataToDevice copies the trees in ds to dev with one stream, one event
+// and one synchronization; the results share one owner (one reference).
+func copyDataToDevice(ctx context.Context, ds []arrow.ArrayData, dev device.Device) (out []*DeviceArray, err error) {
+	u := upload{ctx: ctx, dev: dev, owner: newDeviceOwner(dev)}
+	defer u.pin.Unpin()
+	if u.stream, err = dev.NewStream(); err != nil {
+		u.owner.release()
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			u.stream.Synchronize() // no copy may still read pinned memory
+			u.owner.release()
+		}
+		u.stream.Close()
+	}()
+	out = make([]*DeviceArray, len(ds))
+	for i, d := range ds {
+		if out[i], err = u.node(d, 0); err != nil {
+			return nil, err
+		}
+	}
+	if u.owner.event, err = dev.NewEvent(); err != nil {
+		return nil, err
+	}
+	if err = u.owner.event.Record(u.stream); err != nil {
+		return nil, err
+	}
+	return out, u.owner.event.Synchronize()
+}
+
+type upload struct {
+	ctx    context.Context
+	dev    device.Device
+	stream device.Stream
+	owner  *deviceOwner
+	pin    runtime.Pinner // host buffers an asynchronous copy may still read
+}
+
+func (u *upload) node(d arrow.ArrayData, depth int) (*DeviceArray, error) {
+	if depth > maxDepth {
+		return nil, invalidf("array nesting deeper than %d", maxDepth)
+	}
+	if err := u.ctx.Err(); err != nil {
+		return nil, err
+	}
+	nb, nsizes := cBufferCount(d)
+	a := &DeviceArray{
+		Type: d.DataType(), Length: int64(d.Len()), Offset: int64(d.Offset()), NullCount: int64(d.NullN()),
+		Buffers:    make([]DeviceBuffer, nb),
+		DeviceType: u.dev.Type(), DeviceID: u.dev.ID(), Device: u.dev, owner: u.owner,
+	}
+	var err error
+	forEachCBuffer(d, make([]int64, nsizes), func(i int, b []byte) {
+		if err != nil || len(b) == 0 {
+			return
+		}
+		var p device.Pointer
+		if p, err = u.dev.Alloc(len(b)); err != nil {
+			return
+		}
+		u.owner.allocs = append(u.owner.allocs, p)
+		u.pin.Pin(&b[0])
+		a.Buffers[i] = DeviceBuffer{Ptr: p, Size: int64(len(b))}
+		err = u.dev.CopyToDevice(p, 0, b, u.stream)
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range d.Children() {
+		k, err := u.node(c, depth+1)
+		if err != nil {
+			return nil, err
+		}
+		a.Children = append(a.Children, k)
+	}
+	if dict := dictionaryOf(d); dict != nil {
+		if a.Dictionary, err = u.node(dict, depth+1); err != nil {
+			return nil, err
+		}
+	}
+	return a, nil
+}
+
+// ToHost copies the array into Go memory and returns it as an arrow.Array,
+// validated as an import from C would be.
+func (a *DeviceArray) ToHost(ctx context.Context) (arrow.Array, error) {
+	h, err := download(ctx, a)
+	if err != nil {
+		return nil, err
+	}
+	return ImportArrayWithType(&h.root, a.Type)
+}
+
+// CopyTo copies the array to newly allocated memory on dev, through host
+// memory.
+func (a *DeviceArray) CopyTo(ctx context.Context, dev device.Device) (*DeviceArray, error) {
+	host, err := a.ToHost(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer host.Release()
+	return CopyToDevice(ctx, host, dev)
+}
+
+// A hostCopy is a DeviceArray copied into Go memory, described by an
+// ArrowArray tree in Go memory so that the CPU importer (layout, checks,
+// zero-copy wrapping) makes arrow-go values of it. None of it reaches C:
+// its release callback is ours, called directly by the importer.
+type hostCopy struct {
+	root  abi.Array
+	nodes []abi.Array
+	ptrs  [][]uintptr // the trees' pointer arrays, kept reachable
+	bufs  [][]byte
+}
+
+var hostCopyReleaseCB = ffi.NewCallback1("host copy release", func(p uintptr) uintptr {
+	a := (*abi.Array)(abi.Pointer(p))
+	ffi.Handle(a.PrivateData).Delete()
+	a.Release, a.PrivateData = 0, 0
+	return 0
+})
+
+// download copies every buffer of a to Go memory on one stream with one
+// synchronization.
+func download(ctx context.Context, a *DeviceArray) (*hostCopy, error) {
+	if a.Device == nil {
+		return nil, ErrNotReadable
+	}
+	s, err := a.Device.NewStream()
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	d := downloader{ctx: ctx, s: s, h: &hostCopy{nodes: make([]abi.Array, countNodes(a)-1)}}
+	defer d.pin.Unpin()
+	d.handle = uintptr(ffi.NewHandle(d.h))
+	err = d.node(a, &d.h.root)
+	if serr := s.Synchronize(); err == nil {
+		err = serr
+	}
+	if err != nil {
+		ffi.Handle(d.handle).Delete()
+		return nil, err
+	}
+	return d.h, nil
+}
+
+func countNodes(a *DeviceArray) int {
+	n := 1
+	for _, c := range a.Children {
+		n += countNodes(c)
+	}
+	if a.Dictionary != nil {
+		n += countNodes(a.Dictionary)
+	}
+	return n
+}
+
+type downloader struct {
+	ctx    context.Context
+	s      device.Stream
+	h      *hostCopy
+	handle uintptr
+	next   int
+	pin    runtime.Pinner // host buffers an asynchronous copy may still write
+}
+
+func (d *downloader) node(a *DeviceArray, out *abi.Array) error {
+	if err := d.ctx.Err(); err != nil {
+		return err
+	}
+	if a.Device == nil {
+		return ErrNotReadable
+	}
+	ptrs := make([]uintptr, len(a.Buffers)+len(a.Children))
+	d.h.ptrs = append(d.h.ptrs, ptrs)
+	*out = abi.Array{Length: a.Length, NullCount: a.NullCount, Offset: a.Offset,
+		NBuffers: int64(len(a.Buffers)), NChildren: int64(len(a.Children)),
+		Release: hostCopyReleaseCB.Ptr(), PrivateData: d.handle}
+	if len(a.Buffers) > 0 {
+		out.Buffers = uintptr(unsafe.Pointer(&ptrs[0]))
+	}
+	for i, b := range a.Buffers {
+		switch {
+		case b.Ptr == 0 || b.Size == 0:
+		case b.Size < 0:
+			return ErrNotReadable
+		default:
+			host := make([]byte, b.Size)
+			d.pin.Pin(&host[0])
+			if err := a.Device.CopyToHost(host, b.Ptr, 0, d.s); err != nil {
+				return err
+			}
+			d.h.bufs = append(d.h.bufs, host)
+			ptrs[i] = uintptr(unsafe.Pointer(&host[0]))
+		}
+	}
+	kids := ptrs[len(a.Buffers):]
+	if len(kids) > 0 {
+		out.Children = uintptr(unsafe.Pointer(&kids[0]))
+	}
+	for i, c := range a.Children {
+		n := &d.h.nodes[d.next]
+		d.next++
+		kids[i] = uintptr(unsafe.Pointer(n))
+		if err := d.node(c, n); err != nil {
+			return err
+		}
+	}
+	if a.Dictionary != nil {
+		n := &d.h.nodes[d.next]
+		d.next++
+		out.Dictionary = uintptr(unsafe.Pointer(n))
+		return d.node(a.Dictionary, n)
+	}
+	return nil
+}

@@ -1,0 +1,161 @@
+package cdevice
+
+import (
+	"context"
+	"unsafe"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/purearrow/cdevice/abi"
+	"github.com/purearrow/cdevice/device"
+)
+
+// Export exports the array into out as an ArrowDeviceArray on its device,
+// and its type into outSchema when that is not nil. The array is retained
+// until the consumer releases out. sync_event is the event recorded after
+// the copies that wrote the buffers (NULL on the CPU, and for an imported
+// array, whose producer's event the import already waited on).
+func (a *DeviceArray) Export(out *abi.DeviceArray, outSchema *abi.Schema) error {
+	if out == nil {
+		return invalidf("DeviceArray.Export: nil out")
+	}
+	if outSchema != nil {
+		if err := ExportField(arrow.Field{Type: a.Type, Nullable: true}, outSchema); err != nil {
+			return err
+		}
+	}
+	exportDeviceTree(a, a, out)
+	return nil
+}
+
+// exportDeviceTree writes the tree under root into out, retaining source
+// (the DeviceArray or DeviceRecordBatch exported) until the last release.
+func exportDeviceTree(root *DeviceArray, source interface{ Retain() }, out *abi.DeviceArray) {
+	nodes, ptrs := countDevicePtrs(root)
+	e := newExport()
+	source.Retain()
+	e.source = source
+	f := arrayFiller{e: e, sl: newSlab(&e.pin, nodes-1, unsafe.Sizeof(abi.Array{}), ptrs, 0, 0), handle: e.start(nodes)}
+	f.fillDevice(root, &out.Array)
+	out.DeviceType, out.DeviceID, out.Reserved = root.DeviceType, root.DeviceID, [3]int64{}
+	out.SyncEvent = 0
+	if ev := root.owner.event; ev != nil {
+		out.SyncEvent = ev.SyncEvent()
+	}
+}
+
+func countDevicePtrs(a *DeviceArray) (nodes, ptrs int) {
+	nodes, ptrs = 1, len(a.Buffers)+len(a.Children)
+	for _, c := range a.Children {
+		n, p := countDevicePtrs(c)
+		nodes, ptrs = nodes+n, ptrs+p
+	}
+	if a.Dictionary != nil {
+		n, p := countDevicePtrs(a.Dictionary)
+		nodes, ptrs = nodes+n, ptrs+p
+	}
+	return nodes, ptrs
+}
+
+// fillDevice writes a DeviceArray node: its buffers are device memory,
+// which is not Go memory (the CPU device's is pinned by the device).
+func (f *arrayFiller) fillDevice(a *DeviceArray, out *abi.Array) {
+	*out = abi.Array{
+		Length: a.Length, NullCount: a.NullCount, Offset: a.Offset,
+		NBuffers: int64(len(a.Buffers)), NChildren: int64(len(a.Children)),
+		Release: arrayReleaseCB.Ptr(), PrivateData: f.handle,
+	}
+	ptrs := f.ptrs(len(a.Buffers) + len(a.Children))
+	for i, b := range a.Buffers {
+		ptrs[i] = uintptr(b.Ptr)
+	}
+	if len(a.Buffers) > 0 {
+		out.Buffers = uintptr(unsafe.Pointer(&ptrs[0]))
+	}
+	kids := ptrs[len(a.Buffers):]
+	if len(kids) > 0 {
+		out.Children = uintptr(unsafe.Pointer(&kids[0]))
+	}
+	for i, c := range a.Children {
+		n := f.newNode()
+		kids[i] = uintptr(unsafe.Pointer(n))
+		f.fillDevice(c, n)
+	}
+	if a.Dictionary != nil {
+		n := f.newNode()
+		out.Dictionary = uintptr(unsafe.Pointer(n))
+		f.fillDevice(a.Dictionary, n)
+	}
+}
+
+// A DeviceRecordBatch is a record batch whose columns live on one device.
+// Like a DeviceArray it is owned as a whole; Release frees it.
+type DeviceRecordBatch struct {
+	Schema  *arrow.Schema
+	Length  int64
+	Columns []*DeviceArray
+	root    *DeviceArray // the struct array that ArrowDeviceArray carries
+}
+
+// Retain adds a reference to the batch and all its columns.
+func (b *DeviceRecordBatch) Retain() { b.root.Retain() }
+
+// Release drops a reference; the last frees every column.
+func (b *DeviceRecordBatch) Release() { b.root.Release() }
+
+// Device is the device the batch lives on (nil: its backend is not loaded).
+func (b *DeviceRecordBatch) Device() device.Device { return b.root.Device }
+
+func newDeviceRecordBatch(sc *arrow.Schema, root *DeviceArray) *DeviceRecordBatch {
+	return &DeviceRecordBatch{Schema: sc, Length: root.Length, Columns: root.Children, root: root}
+}
+
+// CopyRecordBatchToDevice copies every column of rb to newly allocated
+// memory on dev, with one synchronization for the whole batch.
+func CopyRecordBatchToDevice(ctx context.Context, rb arrow.RecordBatch, dev device.Device) (*DeviceRecordBatch, error) {
+	if rb == nil || dev == nil {
+		return nil, invalidf("CopyRecordBatchToDevice: nil record batch or device")
+	}
+	ds := make([]arrow.ArrayData, rb.NumCols())
+	for i, c := range rb.Columns() {
+		ds[i] = c.Data()
+	}
+	cols, err := copyDataToDevice(ctx, ds, dev)
+	if err != nil {
+		return nil, err
+	}
+	root := &DeviceArray{
+		Type: arrow.StructOf(rb.Schema().Fields()...), Length: rb.NumRows(),
+		Buffers: make([]DeviceBuffer, 1), Children: cols,
+		DeviceType: dev.Type(), DeviceID: dev.ID(), Device: dev,
+	}
+	if len(cols) > 0 {
+		root.owner = cols[0].owner
+	} else {
+		root.owner = newDeviceOwner(dev)
+	}
+	return newDeviceRecordBatch(rb.Schema(), root), nil
+}
+
+// ToHost copies the batch into Go memory.
+func (b *DeviceRecordBatch) ToHost(ctx context.Context) (arrow.RecordBatch, error) {
+	h, err := download(ctx, b.root)
+	if err != nil {
+		return nil, err
+	}
+	return ImportRecordBatchWithSchema(&h.root, b.Schema)
+}
+
+// Export exports the batch into out as a struct-typed ArrowDeviceArray, and
+// its schema into outSchema when that is not nil.
+func (b *DeviceRecordBatch) Export(out *abi.DeviceArray, outSchema *abi.Schema) error {
+	if out == nil {
+		return invalidf("DeviceRecordBatch.Export: nil out")
+	}
+	if outSchema != nil {
+		if err := ExportSchema(b.Schema, outSchema); err != nil {
+			return err
+		}
+	}
+	exportDeviceTree(b.root, b, out)
+	return nil
+}
