@@ -39,18 +39,18 @@ const (
 type rt struct {
 	lib *ffi.Library
 
-	getDeviceCount, setDevice, getDevice            uintptr
-	driverGetVersion, runtimeGetVersion             uintptr
-	getErrorString, getErrorName                    uintptr
-	deviceGetAttribute, getDeviceProperties         uintptr
-	memGetInfo, malloc, free, mallocHost, freeHost  uintptr
-	mallocManaged, memcpyAsync                      uintptr
-	streamCreateWithFlags, streamSynchronize        uintptr
-	streamDestroy, streamWaitEvent                  uintptr
-	eventCreateWithFlags, eventRecord               uintptr
-	eventSynchronize, eventDestroy                  uintptr
-	runtimeVersion, driverVersion                   int
-	getDevicePropertiesName                         string // the variant bound, for errors
+	getDeviceCount, setDevice, getDevice           uintptr
+	driverGetVersion, runtimeGetVersion            uintptr
+	getErrorString, getErrorName                   uintptr
+	deviceGetAttribute, getDeviceProperties        uintptr
+	memGetInfo, malloc, free, mallocHost, freeHost uintptr
+	mallocManaged, memcpyAsync                     uintptr
+	streamCreateWithFlags, streamSynchronize       uintptr
+	streamDestroy, streamWaitEvent                 uintptr
+	eventCreateWithFlags, eventRecord              uintptr
+	eventSynchronize, eventDestroy                 uintptr
+	runtimeVersion, driverVersion                  int
+	getDevicePropertiesName                        string // the variant bound, for errors
 }
 
 // bind looks up every function; a missing one is an ErrMissingSymbol that
@@ -146,7 +146,7 @@ func (r *rt) onDevice(ordinal int, f func() error) error {
 // lives on the Go heap (which never moves) and is pinned for the call.
 type out struct {
 	pin runtime.Pinner
-	v   [2]uint64
+	v   [4]uint64
 }
 
 func newOut() *out {
@@ -155,10 +155,10 @@ func newOut() *out {
 	return o
 }
 
-func (o *out) ptr(i int) uintptr          { return uintptr(unsafe.Pointer(&o.v[i])) }
-func (o *out) int(i int) int              { return int(*(*int32)(unsafe.Pointer(&o.v[i]))) }
-func (o *out) uintptr(i int) uintptr      { return *(*uintptr)(unsafe.Pointer(&o.v[i])) }
-func (o *out) release()                   { o.pin.Unpin() }
+func (o *out) ptr(i int) uintptr     { return uintptr(unsafe.Pointer(&o.v[i])) }
+func (o *out) int(i int) int         { return int(*(*int32)(unsafe.Pointer(&o.v[i]))) }
+func (o *out) uintptr(i int) uintptr { return *(*uintptr)(unsafe.Pointer(&o.v[i])) }
+func (o *out) release()              { o.pin.Unpin() }
 
 // getInt calls fn(&int, args...) and releases o.
 func (o *out) getInt(r *rt, name string, fn uintptr, args ...uintptr) (int, error) {
@@ -192,18 +192,18 @@ func (r *rt) deviceCount() (int, error) {
 	var re *device.RuntimeError
 	switch {
 	case errors.As(err, &re) && re.Code == errNoDevice:
-		return 0, fmt.Errorf("%w: %w", device.ErrNoDevice, err)
+		return 0, fmt.Errorf("cuda: %w: %w", device.ErrNoDevice, err)
 	case errors.As(err, &re) && re.Code == errInsufficientDriver && r.driverVersion == 0:
-		return 0, fmt.Errorf("%w: no NVIDIA driver is installed: %w", device.ErrNoDevice, err)
+		return 0, fmt.Errorf("cuda: %w: no NVIDIA driver is installed: %w", device.ErrNoDevice, err)
 	case errors.As(err, &re) && re.Code == errInsufficientDriver:
 		return 0, fmt.Errorf("cuda: driver too old: it supports CUDA %s, the runtime is CUDA %s: %w",
 			version(r.driverVersion), version(r.runtimeVersion), err)
 	case errors.As(err, &re) && re.Code == errStubLibrary:
-		return 0, fmt.Errorf("%w: libcuda is the toolkit's stub, not a driver: %w", device.ErrNoDevice, err)
+		return 0, fmt.Errorf("cuda: %w: libcuda is the toolkit's stub, not a driver: %w", device.ErrNoDevice, err)
 	case err != nil:
 		return 0, err
 	case n <= 0:
-		return 0, fmt.Errorf("%w: cudaGetDeviceCount found no CUDA device", device.ErrNoDevice)
+		return 0, fmt.Errorf("cuda: %w: cudaGetDeviceCount found no CUDA device", device.ErrNoDevice)
 	}
 	return n, nil
 }

@@ -1,6 +1,7 @@
 package ctest
 
 import (
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"os"
@@ -59,6 +60,74 @@ func Func(t testing.TB, lib *ffi.Library, name string) func(args ...uintptr) uin
 		t.Fatalf("ctest: %v", err)
 	}
 	return func(args ...uintptr) uintptr { return ffi.Call(fn, args...) }
+}
+
+// Path compiles testdata/c/<name>.c, as Library does, and returns the path
+// of the shared library, for code under test that loads a library by path
+// (dlopen of the same path then shares one loaded copy with the test). The
+// file is named by a hash of the C sources and kept in the temporary
+// directory, since the code under test may open it at any time; a second
+// run reuses it.
+func Path(t testing.TB, name string) string {
+	t.Helper()
+	gcc, err := exec.LookPath("gcc")
+	if err != nil {
+		if os.Getenv("CI") != "true" {
+			t.Skipf("ctest: gcc not found: %v (install gcc to run the C ABI tests)", err)
+		}
+		t.Fatalf("ctest: gcc not found: %v", err)
+	}
+	root, err := moduleRoot()
+	if err != nil {
+		t.Fatalf("ctest: %v", err)
+	}
+	cdir := filepath.Join(root, "testdata", "c")
+	src := filepath.Join(cdir, name+".c")
+	flags := []string{"-shared", "-fPIC", "-O1", "-g", "-Wall", "-Werror", "-pthread", "-I", cdir}
+	// Any source may include any other, so all of them name the build.
+	h := sha256.New()
+	fmt.Fprintln(h, name, runtime.GOOS, runtime.GOARCH, flags[:7])
+	entries, err := os.ReadDir(cdir)
+	if err != nil {
+		t.Fatalf("ctest: %v", err)
+	}
+	for _, e := range entries {
+		if ext := filepath.Ext(e.Name()); ext != ".c" && ext != ".h" {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(cdir, e.Name()))
+		if err != nil {
+			t.Fatalf("ctest: %v", err)
+		}
+		fmt.Fprintln(h, e.Name(), len(b))
+		h.Write(b)
+	}
+	dir := filepath.Join(os.TempDir(), "cdevice-ctest")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatalf("ctest: %v", err)
+	}
+	out := filepath.Join(dir, fmt.Sprintf("lib%s-%x%s", name, h.Sum(nil)[:8], sharedSuffix()))
+	if _, err := os.Stat(out); err == nil {
+		return out
+	}
+	// Build beside it and rename: test binaries of other packages may be
+	// building the same library at the same time.
+	tmp, err := os.CreateTemp(dir, "lib"+name+"-*.tmp")
+	if err != nil {
+		t.Fatalf("ctest: %v", err)
+	}
+	tmp.Close()
+	defer os.Remove(tmp.Name())
+	cmd := exec.Command(gcc, append(flags, "-o", tmp.Name(), src)...)
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("ctest: building %s: %v\n%s", src, err, msg)
+	}
+	if err := os.Rename(tmp.Name(), out); err != nil {
+		if _, serr := os.Stat(out); serr != nil {
+			t.Fatalf("ctest: %v", err)
+		}
+	}
+	return out
 }
 
 func compile(name string) (lib *ffi.Library, skip bool, err error) {
