@@ -71,22 +71,46 @@ func (d *hipDevice) kind(k uintptr) uintptr {
 	return k
 }
 
-func streamHandle(s device.Stream) uintptr {
+// streamHandle resolves s to a hipStream_t of this GPU: nil is the null
+// stream; a closed stream, another GPU's or another runtime's is an error
+// (its handle would mean nothing to HIP, or the wrong device).
+func (d *hipDevice) streamHandle(s device.Stream) (uintptr, error) {
 	if s == nil {
-		return 0 // the null stream of the current device
+		return 0, nil
 	}
-	return s.Handle()
+	st, ok := s.(*hipStream)
+	switch {
+	case !ok:
+		return 0, fmt.Errorf("hip: a %T is not a HIP stream", s)
+	case st == nil:
+		return 0, nil
+	case st.dev.ordinal != d.ordinal:
+		return 0, fmt.Errorf("hip: the stream belongs to HIP device %d, not %d", st.dev.ordinal, d.ordinal)
+	}
+	if h := st.Handle(); h != 0 {
+		return h, nil
+	}
+	return 0, errClosed
 }
 
-// memcpy queues n bytes from src to dst on s. Host slices come from callers
-// through the Device interface, so they are on the Go heap, which does not
-// move; the caller keeps them alive until the stream is synchronized.
-func (d *hipDevice) memcpy(dst, src uintptr, n int, kind uintptr, s device.Stream) error {
+// memcpy queues n bytes from src to dst on s. goMem, the Go end of the
+// copy, is pinned for the call, which also keeps it off the stack (a stack
+// may move); the caller keeps it alive until the stream is synchronized.
+func (d *hipDevice) memcpy(dst, src uintptr, n int, kind uintptr, s device.Stream, goMem *byte) error {
 	if n == 0 {
 		return nil
 	}
+	h, err := d.streamHandle(s)
+	if err != nil {
+		return err
+	}
+	var pin runtime.Pinner
+	if goMem != nil {
+		pin.Pin(goMem)
+		defer pin.Unpin()
+	}
 	return d.on(func() error {
-		return d.rt.call("hipMemcpyAsync", d.rt.memcpyAsync, dst, src, uintptr(n), d.kind(kind), streamHandle(s))
+		return d.rt.call("hipMemcpyAsync", d.rt.memcpyAsync, dst, src, uintptr(n), d.kind(kind), h)
 	})
 }
 
@@ -103,24 +127,29 @@ func (d *hipDevice) CopyToDevice(dst device.Pointer, off int, src []byte, s devi
 	if err := checkOff("CopyToDevice", off); err != nil || len(src) == 0 {
 		return err
 	}
-	return d.memcpy(uintptr(dst)+uintptr(off), uintptr(unsafe.Pointer(unsafe.SliceData(src))), len(src), hipMemcpyHostToDevice, s)
+	return d.memcpy(uintptr(dst)+uintptr(off), uintptr(unsafe.Pointer(&src[0])), len(src), hipMemcpyHostToDevice, s, &src[0])
 }
 
 func (d *hipDevice) CopyToHost(dst []byte, src device.Pointer, off int, s device.Stream) error {
 	if err := checkOff("CopyToHost", off); err != nil || len(dst) == 0 {
 		return err
 	}
-	return d.memcpy(uintptr(unsafe.Pointer(unsafe.SliceData(dst))), uintptr(src)+uintptr(off), len(dst), hipMemcpyDeviceToHost, s)
+	return d.memcpy(uintptr(unsafe.Pointer(&dst[0])), uintptr(src)+uintptr(off), len(dst), hipMemcpyDeviceToHost, s, &dst[0])
 }
 
 func (d *hipDevice) CopyOnDevice(dst device.Pointer, dstOff int, src device.Pointer, srcOff, n int, s device.Stream) error {
 	if err := checkOff("CopyOnDevice", dstOff, srcOff, n); err != nil {
 		return err
 	}
-	return d.memcpy(uintptr(dst)+uintptr(dstOff), uintptr(src)+uintptr(srcOff), n, hipMemcpyDeviceToDevice, s)
+	return d.memcpy(uintptr(dst)+uintptr(dstOff), uintptr(src)+uintptr(srcOff), n, hipMemcpyDeviceToDevice, s, nil)
 }
 
+// MemoryInfo is the GPU's free and total memory. Pinned host memory is host
+// RAM, which HIP does not report: zeros.
 func (d *hipDevice) MemoryInfo() (free, total int64, err error) {
+	if d.typ == abi.DeviceROCmHost {
+		return 0, 0, nil
+	}
 	v := out[[2]uintptr]() // size_t free, total
 	err = d.on(func() error {
 		return d.rt.call("hipMemGetInfo", d.rt.memGetInfo, uintptr(unsafe.Pointer(&v[0])), uintptr(unsafe.Pointer(&v[1])))
@@ -129,9 +158,10 @@ func (d *hipDevice) MemoryInfo() (free, total int64, err error) {
 }
 
 // A hipStream is a hipStream_t created with the default (blocking) flag.
+// Close excludes every other use, so no call runs on a destroyed stream.
 type hipStream struct {
 	dev    *hipDevice
-	mu     sync.Mutex
+	mu     sync.RWMutex
 	handle uintptr // 0 once closed
 }
 
@@ -147,35 +177,40 @@ func (d *hipDevice) NewStream() (device.Stream, error) {
 }
 
 func (s *hipStream) Handle() uintptr {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.mu.RLock()
+	defer s.mu.RUnlock()
 	return s.handle
 }
 
 func (s *hipStream) Synchronize() error {
-	h := s.Handle()
-	if h == 0 {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.handle == 0 {
 		return errClosed
 	}
-	return s.dev.on(func() error { return s.dev.rt.call("hipStreamSynchronize", s.dev.rt.streamSynchronize, h) })
+	return s.dev.on(func() error { return s.dev.rt.call("hipStreamSynchronize", s.dev.rt.streamSynchronize, s.handle) })
 }
 
+// Close destroys the stream; work already queued still completes.
 func (s *hipStream) Close() error {
 	s.mu.Lock()
-	h := s.handle
-	s.handle = 0
-	s.mu.Unlock()
-	if h == 0 {
+	defer s.mu.Unlock()
+	if s.handle == 0 {
 		return nil
 	}
-	return s.dev.on(func() error { return s.dev.rt.call("hipStreamDestroy", s.dev.rt.streamDestroy, h) })
+	if err := s.dev.on(func() error { return s.dev.rt.call("hipStreamDestroy", s.dev.rt.streamDestroy, s.handle) }); err != nil {
+		return err
+	}
+	s.handle = 0
+	return nil
 }
 
 // A hipEvent keeps its hipEvent_t in C memory so that SyncEvent can hand C
-// a stable hipEvent_t* (ArrowDeviceArray.sync_event).
+// a stable hipEvent_t* (ArrowDeviceArray.sync_event). Close excludes every
+// other use.
 type hipEvent struct {
 	dev  *hipDevice
-	mu   sync.Mutex
+	mu   sync.RWMutex
 	slot unsafe.Pointer // *hipEvent_t in C memory; nil once closed
 }
 
@@ -194,48 +229,49 @@ func (d *hipDevice) NewEvent() (device.Event, error) {
 	return &hipEvent{dev: d, slot: slot}, nil
 }
 
-func (e *hipEvent) handle() (uintptr, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.slot == nil {
-		return 0, errClosed
-	}
-	return *(*uintptr)(e.slot), nil
-}
+func (e *hipEvent) handle() uintptr { return *(*uintptr)(e.slot) }
 
 func (e *hipEvent) Record(s device.Stream) error {
-	h, err := e.handle()
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	if e.slot == nil {
+		return errClosed
+	}
+	sh, err := e.dev.streamHandle(s)
 	if err != nil {
 		return err
 	}
-	return e.dev.on(func() error { return e.dev.rt.call("hipEventRecord", e.dev.rt.eventRecord, h, streamHandle(s)) })
+	return e.dev.on(func() error { return e.dev.rt.call("hipEventRecord", e.dev.rt.eventRecord, e.handle(), sh) })
 }
 
 func (e *hipEvent) Synchronize() error {
-	h, err := e.handle()
-	if err != nil {
-		return err
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	if e.slot == nil {
+		return errClosed
 	}
-	return e.dev.on(func() error { return e.dev.rt.call("hipEventSynchronize", e.dev.rt.eventSynchronize, h) })
+	return e.dev.on(func() error { return e.dev.rt.call("hipEventSynchronize", e.dev.rt.eventSynchronize, e.handle()) })
 }
 
+// SyncEvent is the hipEvent_t*, valid until Close; 0 after.
 func (e *hipEvent) SyncEvent() uintptr {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+	e.mu.RLock()
+	defer e.mu.RUnlock()
 	return uintptr(e.slot)
 }
 
 func (e *hipEvent) Close() error {
 	e.mu.Lock()
-	slot := e.slot
-	e.slot = nil
-	e.mu.Unlock()
-	if slot == nil {
+	defer e.mu.Unlock()
+	if e.slot == nil {
 		return nil
 	}
-	h := *(*uintptr)(slot)
-	ffi.Free(slot)
-	return e.dev.on(func() error { return e.dev.rt.call("hipEventDestroy", e.dev.rt.eventDestroy, h) })
+	if err := e.dev.on(func() error { return e.dev.rt.call("hipEventDestroy", e.dev.rt.eventDestroy, e.handle()) }); err != nil {
+		return err
+	}
+	ffi.Free(e.slot)
+	e.slot = nil
+	return nil
 }
 
 // WaitSyncEvent waits for a producer's hipEvent_t*: on the host when s is
@@ -248,10 +284,12 @@ func (d *hipDevice) WaitSyncEvent(syncEvent uintptr, s device.Stream) error {
 	if ev == 0 {
 		return fmt.Errorf("hip: sync_event %#x points at a NULL hipEvent_t", syncEvent)
 	}
-	return d.on(func() error {
-		if s == nil {
-			return d.rt.call("hipEventSynchronize", d.rt.eventSynchronize, ev)
-		}
-		return d.rt.call("hipStreamWaitEvent", d.rt.streamWaitEvent, s.Handle(), ev, 0)
-	})
+	if s == nil {
+		return d.on(func() error { return d.rt.call("hipEventSynchronize", d.rt.eventSynchronize, ev) })
+	}
+	h, err := d.streamHandle(s)
+	if err != nil {
+		return err
+	}
+	return d.on(func() error { return d.rt.call("hipStreamWaitEvent", d.rt.streamWaitEvent, h, ev, 0) })
 }

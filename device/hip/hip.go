@@ -26,8 +26,9 @@ func init() { device.RegisterBackend(Backend) }
 
 // HIP constants (hip_runtime_api.h / hip/driver_types.h).
 const (
-	hipSuccess       = 0
-	hipErrorNoDevice = 100
+	hipSuccess                 = 0
+	hipErrorInsufficientDriver = 35 // the kernel driver (amdgpu/KFD) is older than the runtime needs
+	hipErrorNoDevice           = 100
 
 	hipMemcpyHostToDevice   = 1
 	hipMemcpyDeviceToHost   = 2
@@ -67,8 +68,7 @@ func (b *backend) Probe(ctx context.Context) (device.Info, error) {
 		}
 		b.done = make(chan struct{})
 		b.mu.Unlock()
-		b.info, b.err = probe(b.register)
-		close(b.done)
+		b.run()
 		return b.answer()
 	}
 	b.mu.Unlock()
@@ -83,6 +83,18 @@ func (b *backend) Probe(ctx context.Context) (device.Info, error) {
 	case <-ctx.Done():
 		return device.Info{}, ctx.Err()
 	}
+}
+
+// run probes and releases the waiters even if the probe panics (a bug),
+// which would otherwise leave them waiting forever.
+func (b *backend) run() {
+	defer close(b.done)
+	defer func() {
+		if p := recover(); p != nil {
+			b.info, b.err = device.Info{}, fmt.Errorf("%w: hip: probe panicked: %v", device.ErrRuntime, p)
+		}
+	}()
+	b.info, b.err = probe(b.register)
 }
 
 // answer copies the device list, which callers may change.
@@ -117,18 +129,21 @@ func probe(register bool) (device.Info, error) {
 	np := out[int32]()
 	code := r.code(r.getDeviceCount, uintptr(unsafe.Pointer(np)))
 	n := *np
-	if code == hipErrorNoDevice || (code == hipSuccess && n <= 0) {
+	switch {
+	case code == hipSuccess && n <= 0:
+		return info, &probeError{msg: "hip: no device (hipErrorNoDevice, 100): hipGetDeviceCount found none", sentinel: device.ErrNoDevice}
+	case code == hipErrorNoDevice:
+		rerr := r.error("hipGetDeviceCount", code)
 		msg := "hip: no device (hipErrorNoDevice, 100)"
-		if code != hipSuccess {
-			// HIP 5 describes codes by their names; newer runtimes in words.
-			if s := r.errorString(code); s != "" && s != "hipErrorNoDevice" {
-				msg += ": " + s
-			}
-		} else {
-			msg += ": hipGetDeviceCount returned 0"
+		// HIP 5 describes codes by their names; newer runtimes in words.
+		if rerr.Message != "" && rerr.Message != "hipErrorNoDevice" {
+			msg += ": " + rerr.Message
 		}
-		return info, &probeError{msg: msg, sentinel: device.ErrNoDevice}
-	} else if code != hipSuccess {
+		return info, &probeError{msg: msg, sentinel: device.ErrNoDevice, cause: rerr}
+	case code == hipErrorInsufficientDriver:
+		rerr := r.error("hipGetDeviceCount", code)
+		return info, &probeError{msg: "hip: driver too old for " + info.Version + ": " + rerr.Error(), sentinel: device.ErrRuntime, cause: rerr}
+	case code != hipSuccess:
 		rerr := r.error("hipGetDeviceCount", code)
 		return info, &probeError{msg: rerr.Error(), sentinel: device.ErrRuntime, cause: rerr}
 	}
@@ -220,7 +235,12 @@ func bind(lib *ffi.Library) (*hipRT, error) {
 	return r, nil
 }
 
+// exists reports whether name is a path to a file; a soname is searched
+// for by the system loader, not here.
 func exists(name string) bool {
+	if !strings.ContainsAny(name, `/\`) {
+		return false
+	}
 	_, err := os.Stat(name)
 	return err == nil
 }

@@ -179,3 +179,20 @@ func TestVersionFormat(t *testing.T) {
 		}
 	}
 }
+
+// A file that exists but cannot load (here a 32-bit libc in a 64-bit
+// process) is reported as such, not as "not installed".
+func TestExplicitLibraryUnloadable(t *testing.T) {
+	const lib32 = "/lib32/libc.so.6"
+	if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
+		t.Skip("needs a 64-bit Linux process")
+	}
+	if _, err := os.Stat(lib32); err != nil {
+		t.Skipf("%s: %v (libc6-i386 provides it)", lib32, err)
+	}
+	t.Setenv(hip.EnvLibrary, lib32)
+	_, err := hip.NewBackend().Probe(context.Background())
+	if !errors.Is(err, device.ErrNotFound) || !strings.Contains(err.Error(), "cannot load it") || !strings.Contains(err.Error(), "ELF") {
+		t.Fatalf("Probe: %v; want ErrNotFound saying it cannot load the file, and why", err)
+	}
+}
