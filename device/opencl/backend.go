@@ -74,7 +74,11 @@ func (b *backend) probe() (device.Info, error) {
 			lib = l
 			break
 		}
-		tried = append(tried, err.Error())
+		if b.names == nil && os.Getenv("CDEVICE_OPENCL_LIBRARY") != "" {
+			tried = append(tried, "CDEVICE_OPENCL_LIBRARY="+n+": "+err.Error())
+		} else {
+			tried = append(tried, err.Error())
+		}
 	}
 	if lib == nil {
 		return device.Info{}, fmt.Errorf("%w: opencl: no OpenCL library (tried %s)", device.ErrNotFound, strings.Join(tried, "; "))
@@ -101,11 +105,7 @@ func (b *backend) probe() (device.Info, error) {
 		if err != nil {
 			return fail(err)
 		}
-		name, err := a.infoString(a.getPlatformInfo, "clGetPlatformInfo", p, clPlatformName)
-		if err != nil {
-			return fail(err)
-		}
-		versions = append(versions, strings.TrimSpace(name+" "+v))
+		versions = append(versions, strings.TrimSpace(v))
 		ids, err := a.deviceIDs(p)
 		if err != nil {
 			return fail(err)
@@ -260,7 +260,7 @@ func (a *api) openDevice(platform, id uintptr, n int64, noSVM bool) (*Device, er
 	fmt.Sscanf(d.version, "OpenCL %d.%d", &major, &minor)
 	cl2 := major >= 2
 	if cl2 && a.hasSVM() {
-		caps, err := a.infoUint64(id, clDeviceSVMCapabilites)
+		caps, err := a.infoUint64(id, clDeviceSVMCapabilities)
 		if err != nil {
 			return nil, err
 		}

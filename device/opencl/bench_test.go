@@ -2,7 +2,6 @@ package opencl_test
 
 import (
 	"testing"
-
 )
 
 const benchSize = 256 << 20
@@ -84,4 +83,3 @@ func benchC(b *testing.B, read bool) {
 
 func BenchmarkOpenCLWriteFromC(b *testing.B) { benchC(b, false) }
 func BenchmarkOpenCLReadFromC(b *testing.B)  { benchC(b, true) }
-

@@ -11,24 +11,23 @@ import (
 
 // Values from the Khronos headers (CL/cl.h, CL/cl_ext.h).
 const (
-	clSuccess              = 0
-	clDeviceNotFound       = -1
-	clInvalidContext       = -34
-	clPlatformNotFoundKHR  = -1001
-	clFalse                = 0
-	clPlatformVersion      = 0x0901
-	clPlatformName         = 0x0902
-	clDeviceTypeCPU        = 1 << 1
-	clDeviceTypeAll        = 0xFFFFFFFF
-	clDeviceType           = 0x1000
-	clDeviceGlobalMemSize  = 0x101F
-	clDeviceName           = 0x102B
-	clDeviceVendor         = 0x102C
-	clDeviceVersion        = 0x102F
-	clDeviceSVMCapabilites = 0x1053
-	clSVMCoarseGrainBuffer = 1 << 0
-	clContextPlatform      = 0x1084
-	clMemReadWrite         = 1 << 0
+	clSuccess               = 0
+	clDeviceNotFound        = -1
+	clInvalidContext        = -34
+	clPlatformNotFoundKHR   = -1001
+	clFalse                 = 0
+	clPlatformVersion       = 0x0901
+	clDeviceTypeCPU         = 1 << 1
+	clDeviceTypeAll         = 0xFFFFFFFF
+	clDeviceType            = 0x1000
+	clDeviceGlobalMemSize   = 0x101F
+	clDeviceName            = 0x102B
+	clDeviceVendor          = 0x102C
+	clDeviceVersion         = 0x102F
+	clDeviceSVMCapabilities = 0x1053
+	clSVMCoarseGrainBuffer  = 1 << 0
+	clContextPlatform       = 0x1084
+	clMemReadWrite          = 1 << 0
 )
 
 var errorNames = map[int32]string{

@@ -24,8 +24,10 @@ type Device struct {
 	globalMem             int64
 	svm, cl2              bool
 
-	mu      sync.Mutex
-	allocs  map[device.Pointer]int // ours, with sizes: Free and bounds checks
+	mu     sync.Mutex
+	allocs map[device.Pointer]int // ours, with sizes: Free and bounds checks
+
+	qmu     sync.RWMutex // held (read) while Free finishes the queues
 	streams map[*stream]struct{}
 }
 
@@ -116,30 +118,26 @@ func (d *Device) Alloc(size int) (device.Pointer, error) {
 func (d *Device) Free(p device.Pointer) error {
 	d.mu.Lock()
 	_, ok := d.allocs[p]
-	if ok {
-		delete(d.allocs, p)
-	}
-	var queues []uintptr
-	if ok && d.svm {
-		queues = append(queues, d.queue)
-		for s := range d.streams {
-			queues = append(queues, s.q.Load())
-		}
-	}
+	delete(d.allocs, p)
 	d.mu.Unlock()
 	if !ok {
 		return d.errorf("Free(%#x): not allocated by this device", uintptr(p))
 	}
-	if d.svm {
-		for _, q := range queues {
-			if err := check("clFinish", ffi.Call(d.finish, q)); err != nil {
-				return err
-			}
-		}
-		ffi.Call(d.svmFree, d.context, uintptr(p))
-		return nil
+	if !d.svm {
+		return check("clReleaseMemObject", ffi.Call(d.releaseMemObject, uintptr(p)))
 	}
-	return check("clReleaseMemObject", ffi.Call(d.releaseMemObject, uintptr(p)))
+	d.qmu.RLock()
+	defer d.qmu.RUnlock()
+	if err := check("clFinish", ffi.Call(d.finish, d.queue)); err != nil {
+		return err
+	}
+	for s := range d.streams {
+		if err := check("clFinish", ffi.Call(d.finish, s.q.Load())); err != nil {
+			return err
+		}
+	}
+	ffi.Call(d.svmFree, d.context, uintptr(p))
+	return nil
 }
 
 // checkRange validates a copy's range against our own allocations; memory
@@ -259,9 +257,9 @@ func (d *Device) NewStream() (device.Stream, error) {
 	}
 	s := &stream{d: d}
 	s.q.Store(q)
-	d.mu.Lock()
+	d.qmu.Lock()
 	d.streams[s] = struct{}{}
-	d.mu.Unlock()
+	d.qmu.Unlock()
 	return s, nil
 }
 
@@ -278,10 +276,10 @@ func (s *stream) Synchronize() error {
 
 // Close releases the queue (OpenCL finishes its commands first).
 func (s *stream) Close() error {
-	s.d.mu.Lock()
+	s.d.qmu.Lock()
 	q := s.q.Swap(0)
 	delete(s.d.streams, s)
-	s.d.mu.Unlock()
+	s.d.qmu.Unlock()
 	if q == 0 {
 		return nil
 	}

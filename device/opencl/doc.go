@@ -18,7 +18,8 @@
 // the Go memory of a copy must stay alive and untouched (pinned, if C may
 // see it) until the stream or an event recorded after it is synchronized.
 // OpenCL has no free-memory query, so MemoryInfo reports the global memory
-// size as both free and total.
+// size as both free and total. OpenCL 1.2 is needed (markers and barriers
+// with wait lists); SVM needs 2.0.
 //
 // The library searched: $CDEVICE_OPENCL_LIBRARY alone when set, else the
 // platform's usual names (libOpenCL.so.1, OpenCL.dll, the macOS framework).

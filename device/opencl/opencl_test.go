@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -142,7 +144,9 @@ func TestNotFound(t *testing.T) {
 }
 
 func TestMissingSymbol(t *testing.T) {
-	probe(t) // Linux with OpenCL: libc.so.6 exists and lacks clGetPlatformIDs
+	if runtime.GOOS != "linux" {
+		t.Skip("uses libc.so.6 as a library without OpenCL symbols")
+	}
 	_, err := opencl.NewBackendForTest([]string{"libc.so.6"}, false).Probe(context.Background())
 	if !errors.Is(err, device.ErrMissingSymbol) || !strings.Contains(err.Error(), "clGetPlatformIDs") {
 		t.Fatalf("err = %v", err)
@@ -355,4 +359,30 @@ func syncDefault(d device.Device) error {
 		return err
 	}
 	return e.Synchronize()
+}
+
+// TestNoDevice runs the probe in a child process whose ICD loader finds no
+// vendor (ocl-icd reads OCL_ICD_VENDORS once per process): ErrNoDevice.
+func TestNoDevice(t *testing.T) {
+	if os.Getenv("CDEVICE_OPENCL_NODEVICE_CHILD") == "1" {
+		_, err := opencl.NewBackendForTest(nil, false).Probe(context.Background())
+		if !errors.Is(err, device.ErrNoDevice) {
+			t.Fatalf("probe with no ICD: %v", err)
+		}
+		t.Log(err)
+		return
+	}
+	probe(t)
+	if runtime.GOOS != "linux" {
+		t.Skip("OCL_ICD_VENDORS is ocl-icd's (Linux)")
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestNoDevice$", "-test.v")
+	cmd.Env = append(os.Environ(), "CDEVICE_OPENCL_NODEVICE_CHILD=1", "OCL_ICD_VENDORS="+t.TempDir())
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("child: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "no platform") {
+		t.Fatalf("child did not report the missing platform:\n%s", out)
+	}
 }

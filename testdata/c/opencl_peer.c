@@ -1,0 +1,270 @@
+/* The C side of the OpenCL tests: produces and consumes OpenCL device buffers
+ * with sync events, on the context and queue the Go side hands over, so that
+ * the other side of the boundary is not Go. libOpenCL is dlopen'ed (ctest
+ * compiles without extra libraries) and the few prototypes needed are
+ * declared here (the Khronos headers may be absent), from CL/cl.h. */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+typedef int32_t cl_int;
+typedef uint32_t cl_uint;
+typedef uint64_t cl_ulong;
+typedef cl_ulong cl_bitfield;
+typedef void *cl_context, *cl_command_queue, *cl_mem, *cl_event;
+
+#define CL_SUCCESS 0
+#define CL_FALSE 0
+#define CL_TRUE 1
+#define CL_MEM_READ_WRITE (1 << 0)
+#define CL_COMPLETE 0x0
+#define CL_EVENT_COMMAND_EXECUTION_STATUS 0x11D3
+
+static struct {
+	cl_mem (*createBuffer)(cl_context, cl_bitfield, size_t, void *, cl_int *);
+	cl_int (*releaseMemObject)(cl_mem);
+	void *(*svmAlloc)(cl_context, cl_bitfield, size_t, cl_uint);
+	void (*svmFree)(cl_context, void *);
+	cl_int (*enqueueWriteBuffer)(cl_command_queue, cl_mem, cl_uint, size_t, size_t, const void *, cl_uint,
+				     const cl_event *, cl_event *);
+	cl_int (*enqueueReadBuffer)(cl_command_queue, cl_mem, cl_uint, size_t, size_t, void *, cl_uint,
+				    const cl_event *, cl_event *);
+	cl_int (*enqueueSVMMemcpy)(cl_command_queue, cl_uint, void *, const void *, size_t, cl_uint,
+				   const cl_event *, cl_event *);
+	cl_int (*enqueueMarkerWithWaitList)(cl_command_queue, cl_uint, const cl_event *, cl_event *);
+	cl_event (*createUserEvent)(cl_context, cl_int *);
+	cl_int (*setUserEventStatus)(cl_event, cl_int);
+	cl_int (*getEventInfo)(cl_event, cl_uint, size_t, void *, size_t *);
+	cl_int (*waitForEvents)(cl_uint, const cl_event *);
+	cl_int (*releaseEvent)(cl_event);
+	cl_int (*finish)(cl_command_queue);
+	cl_int (*flush)(cl_command_queue);
+} cl;
+
+/* peer_init loads the OpenCL library the Go side loaded: 0, or -1 if the
+ * library or a symbol is missing. */
+int peer_init(const char *lib) {
+	void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+	if (!h)
+		return -1;
+#define SYM(field, name)                                                                                              \
+	do {                                                                                                           \
+		*(void **)&cl.field = dlsym(h, name);                                                                  \
+		if (!cl.field)                                                                                         \
+			return -1;                                                                                     \
+	} while (0)
+	SYM(createBuffer, "clCreateBuffer");
+	SYM(releaseMemObject, "clReleaseMemObject");
+	SYM(svmAlloc, "clSVMAlloc");
+	SYM(svmFree, "clSVMFree");
+	SYM(enqueueWriteBuffer, "clEnqueueWriteBuffer");
+	SYM(enqueueReadBuffer, "clEnqueueReadBuffer");
+	SYM(enqueueSVMMemcpy, "clEnqueueSVMMemcpy");
+	SYM(enqueueMarkerWithWaitList, "clEnqueueMarkerWithWaitList");
+	SYM(createUserEvent, "clCreateUserEvent");
+	SYM(setUserEventStatus, "clSetUserEventStatus");
+	SYM(getEventInfo, "clGetEventInfo");
+	SYM(waitForEvents, "clWaitForEvents");
+	SYM(releaseEvent, "clReleaseEvent");
+	SYM(finish, "clFinish");
+	SYM(flush, "clFlush");
+#undef SYM
+	return 0;
+}
+
+/* A produced buffer: n int32 values seed, seed+1, ... written behind a gate
+ * (a user event), then a marker whose cl_event is the sync event. Until the
+ * gate opens the data is not there, so a consumer that does not wait on the
+ * event reads garbage. */
+struct produced {
+	void *buf;       /* SVM pointer or cl_mem */
+	cl_event marker; /* &marker is the sync_event (cl_event*) */
+	cl_event gate;
+	int32_t *host;
+	int svm;
+	cl_context ctx;
+	pthread_t opener;
+	int opener_started;
+	int delay_ms;
+};
+
+/* peer_produce returns a struct produced* (NULL on failure, *err set). */
+struct produced *peer_produce(cl_context ctx, cl_command_queue q, int svm, int32_t n, int32_t seed, cl_int *err) {
+	struct produced *p = calloc(1, sizeof *p);
+	size_t size = (size_t)n * sizeof(int32_t);
+	p->svm = svm;
+	p->ctx = ctx;
+	p->host = malloc(size);
+	for (int32_t i = 0; i < n; i++)
+		p->host[i] = seed + i;
+	if (svm) {
+		p->buf = cl.svmAlloc(ctx, CL_MEM_READ_WRITE, size, 0);
+		*err = p->buf ? CL_SUCCESS : -4;
+	} else {
+		p->buf = cl.createBuffer(ctx, CL_MEM_READ_WRITE, size, NULL, err);
+	}
+	if (*err != CL_SUCCESS)
+		goto fail;
+	p->gate = cl.createUserEvent(ctx, err);
+	if (*err != CL_SUCCESS)
+		goto fail;
+	if (svm)
+		*err = cl.enqueueSVMMemcpy(q, CL_FALSE, p->buf, p->host, size, 1, &p->gate, NULL);
+	else
+		*err = cl.enqueueWriteBuffer(q, p->buf, CL_FALSE, 0, size, p->host, 1, &p->gate, NULL);
+	if (*err != CL_SUCCESS)
+		goto fail;
+	if ((*err = cl.enqueueMarkerWithWaitList(q, 0, NULL, &p->marker)) != CL_SUCCESS)
+		goto fail;
+	*err = cl.flush(q);
+	return p;
+fail:
+	free(p->host);
+	free(p);
+	return NULL;
+}
+
+void *peer_produced_buffer(struct produced *p) { return p->buf; }
+cl_event *peer_produced_event(struct produced *p) { return &p->marker; }
+
+/* peer_event_complete: 1 when the marker has completed, 0 if not, <0 error. */
+int peer_event_complete(struct produced *p) {
+	cl_int status = -1;
+	cl_int err = cl.getEventInfo(p->marker, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, NULL);
+	return err != CL_SUCCESS ? err : status == CL_COMPLETE;
+}
+
+int peer_open_gate(struct produced *p) { return cl.setUserEventStatus(p->gate, CL_COMPLETE); }
+
+static void *opener(void *arg) {
+	struct produced *p = arg;
+	usleep((useconds_t)p->delay_ms * 1000);
+	cl.setUserEventStatus(p->gate, CL_COMPLETE);
+	return NULL;
+}
+
+/* peer_open_gate_after opens the gate from another thread after ms. */
+int peer_open_gate_after(struct produced *p, int ms) {
+	p->delay_ms = ms;
+	if (pthread_create(&p->opener, NULL, opener, p) != 0)
+		return -1;
+	p->opener_started = 1;
+	return 0;
+}
+
+/* peer_release waits for everything and frees what peer_produce made. */
+int peer_release(struct produced *p) {
+	if (p->opener_started)
+		pthread_join(p->opener, NULL);
+	cl_int err = cl.waitForEvents(1, &p->marker);
+	cl.releaseEvent(p->marker);
+	cl.releaseEvent(p->gate);
+	if (p->svm)
+		cl.svmFree(p->ctx, p->buf);
+	else
+		cl.releaseMemObject(p->buf);
+	free(p->host);
+	free(p);
+	return err;
+}
+
+/* peer_consume reads n int32 from buf+off bytes on q after waiting on
+ * *wait (a sync event; NULL or *wait NULL: none) and checks that they are
+ * seed, seed+1, ...: returns the number of mismatches, or a CL error (<0). */
+int peer_consume(cl_command_queue q, void *buf, int svm, size_t off, int32_t n, int32_t seed, const cl_event *wait) {
+	size_t size = (size_t)n * sizeof(int32_t);
+	int32_t *host = malloc(size);
+	cl_uint nwait = wait && *wait ? 1 : 0;
+	cl_int err;
+	memset(host, 0xff, size);
+	if (svm)
+		err = cl.enqueueSVMMemcpy(q, CL_TRUE, host, (char *)buf + off, size, nwait, nwait ? wait : NULL, NULL);
+	else
+		err = cl.enqueueReadBuffer(q, buf, CL_TRUE, off, size, host, nwait, nwait ? wait : NULL, NULL);
+	if (err != CL_SUCCESS) {
+		free(host);
+		return err;
+	}
+	int bad = 0;
+	for (int32_t i = 0; i < n; i++)
+		if (host[i] != seed + i)
+			bad++;
+	free(host);
+	return bad;
+}
+
+static int64_t now_ns(void) {
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+struct bench {
+	cl_context ctx;
+	cl_command_queue q;
+	int svm;
+	size_t size;
+	char *host;
+	void *buf;
+};
+
+/* peer_bench_new makes a device buffer and a host buffer of size bytes, the
+ * host pages faulted in and the device buffer written: NULL on failure. */
+struct bench *peer_bench_new(cl_context ctx, cl_command_queue q, int svm, size_t size) {
+	struct bench *b = calloc(1, sizeof *b);
+	cl_int err = CL_SUCCESS;
+	b->ctx = ctx;
+	b->q = q;
+	b->svm = svm;
+	b->size = size;
+	b->host = malloc(size);
+	memset(b->host, 7, size);
+	if (svm)
+		b->buf = cl.svmAlloc(ctx, CL_MEM_READ_WRITE, size, 0);
+	else
+		b->buf = cl.createBuffer(ctx, CL_MEM_READ_WRITE, size, NULL, &err);
+	if (b->buf && err == CL_SUCCESS) /* fill the device buffer: reading never-written memory reads zero pages */
+		err = svm ? cl.enqueueSVMMemcpy(q, CL_TRUE, b->buf, b->host, size, 0, NULL, NULL)
+			  : cl.enqueueWriteBuffer(q, b->buf, CL_TRUE, 0, size, b->host, 0, NULL, NULL);
+	if (!b->buf || err != CL_SUCCESS) {
+		free(b->host);
+		free(b);
+		return NULL;
+	}
+	return b;
+}
+
+/* peer_bench_run times iters copies (read: device to host, else host to
+ * device), each a non-blocking enqueue plus clFinish as in the Go benchmark,
+ * with clEnqueueWrite/ReadBuffer (cl_mem) or clEnqueueSVMMemcpy (SVM).
+ * Returns the nanoseconds taken, or a CL error (<0). */
+int64_t peer_bench_run(struct bench *b, int read, int iters) {
+	cl_int err = CL_SUCCESS;
+	int64_t t0 = now_ns();
+	for (int i = 0; i < iters && err == CL_SUCCESS; i++) {
+		if (b->svm)
+			err = read ? cl.enqueueSVMMemcpy(b->q, CL_FALSE, b->host, b->buf, b->size, 0, NULL, NULL)
+				   : cl.enqueueSVMMemcpy(b->q, CL_FALSE, b->buf, b->host, b->size, 0, NULL, NULL);
+		else if (read)
+			err = cl.enqueueReadBuffer(b->q, b->buf, CL_FALSE, 0, b->size, b->host, 0, NULL, NULL);
+		else
+			err = cl.enqueueWriteBuffer(b->q, b->buf, CL_FALSE, 0, b->size, b->host, 0, NULL, NULL);
+		if (err == CL_SUCCESS)
+			err = cl.finish(b->q);
+	}
+	int64_t t = now_ns() - t0;
+	return err != CL_SUCCESS ? err : t;
+}
+
+void peer_bench_free(struct bench *b) {
+	if (b->svm)
+		cl.svmFree(b->ctx, b->buf);
+	else
+		cl.releaseMemObject(b->buf);
+	free(b->host);
+	free(b);
+}
