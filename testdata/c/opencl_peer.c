@@ -268,3 +268,68 @@ void peer_bench_free(struct bench *b) {
 	free(b->host);
 	free(b);
 }
+
+/* ---- ArrowDeviceArray on OpenCL, through the C Device Data Interface ---- */
+#include "arrow_c_abi.h"
+
+struct arrow_produced {
+	struct produced *p;
+	const void *buffers[2];
+};
+
+static void release_schema(struct ArrowSchema *s) { s->release = NULL; }
+
+static void release_array(struct ArrowArray *a) {
+	struct arrow_produced *ap = a->private_data;
+	peer_release(ap->p);
+	free(ap);
+	a->release = NULL;
+}
+
+/* peer_arrow_produce wraps p (n int32 values, written behind its gate) as an
+ * int32 ArrowDeviceArray on opencl:device_id whose sync_event is p's marker:
+ * a consumer that reads before waiting on it reads garbage. */
+int peer_arrow_produce(struct produced *p, int32_t n, int64_t device_id, struct ArrowSchema *s,
+		       struct ArrowDeviceArray *out) {
+	struct arrow_produced *ap = calloc(1, sizeof *ap);
+	if (!ap)
+		return -1;
+	ap->p = p;
+	ap->buffers[0] = NULL;
+	ap->buffers[1] = p->buf;
+	memset(s, 0, sizeof *s);
+	s->format = "i";
+	s->name = "";
+	s->flags = ARROW_FLAG_NULLABLE;
+	s->release = release_schema;
+	memset(out, 0, sizeof *out);
+	out->array.length = n;
+	out->array.n_buffers = 2;
+	out->array.buffers = ap->buffers;
+	out->array.release = release_array;
+	out->array.private_data = ap;
+	out->device_id = device_id;
+	out->device_type = ARROW_DEVICE_OPENCL;
+	out->sync_event = &p->marker;
+	return 0;
+}
+
+/* peer_arrow_consume checks an int32 ArrowDeviceArray on OpenCL made by Go:
+ * it reads the values on q after waiting on sync_event and compares them with
+ * seed, seed+1, ... It releases both structs and returns the number of
+ * mismatches, a CL error (<0), or 1000+ for a malformed struct. */
+int peer_arrow_consume(cl_command_queue q, int svm, struct ArrowSchema *s, struct ArrowDeviceArray *in,
+		       int32_t seed) {
+	int rc = 0;
+	if (strcmp(s->format, "i") != 0 || in->device_type != ARROW_DEVICE_OPENCL || in->array.n_buffers != 2 ||
+	    in->array.null_count != 0 || in->sync_event == NULL)
+		rc = 1000;
+	else
+		rc = peer_consume(q, (void *)in->array.buffers[1], svm, (size_t)in->array.offset * sizeof(int32_t),
+				  (int32_t)in->array.length, seed, (const cl_event *)in->sync_event);
+	in->array.release(&in->array);
+	s->release(s);
+	if (in->array.release != NULL || s->release != NULL)
+		rc = 1001;
+	return rc;
+}

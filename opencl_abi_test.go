@@ -1,0 +1,140 @@
+package cdevice_test
+
+import (
+	"context"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/purearrow/cdevice"
+	"github.com/purearrow/cdevice/abi"
+	"github.com/purearrow/cdevice/device"
+	"github.com/purearrow/cdevice/device/opencl"
+	"github.com/purearrow/cdevice/internal/ctest"
+	"github.com/purearrow/cdevice/internal/ffi"
+)
+
+// openclPeer loads the C peer on the OpenCL library the backend loaded.
+func openclPeer(t *testing.T) (*opencl.Device, func(string) func(...uintptr) uintptr) {
+	dev := firstDevice(t, "opencl").(*opencl.Device)
+	info, _ := opencl.Backend.Probe(context.Background())
+	lib := ctest.Library(t, "opencl_peer")
+	f := func(name string) func(...uintptr) uintptr { return ctest.Func(t, lib, name) }
+	path, err := ffi.CString(info.Library)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ffi.Free(path)
+	if r := int32(f("peer_init")(uintptr(path))); r != 0 {
+		t.Fatalf("peer_init(%s) = %d", info.Library, r)
+	}
+	return dev, f
+}
+
+// A C producer hands over an ArrowDeviceArray whose data is written only
+// when a gate opens; the import must wait on its cl_event, then read it.
+func TestOpenCLImportFromCWaitsOnEvent(t *testing.T) {
+	dev, f := openclPeer(t)
+	const n, seed = 1000, 7
+	for _, onDevice := range []bool{true, false} {
+		name := map[bool]string{true: "ImportDeviceArrayOnDevice", false: "ImportDeviceArray"}[onDevice]
+		t.Run(name, func(t *testing.T) {
+			errc, err := ffi.Calloc(4) // cl_int out-parameter
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ffi.Free(errc)
+			p := f("peer_produce")(dev.Context(), dev.CommandQueue(), boolArg(dev.UsesSVM()), n, seed, uintptr(errc))
+			if p == 0 {
+				t.Fatalf("peer_produce: %d", *(*int32)(errc))
+			}
+			arr, sch := offHeap[abi.DeviceArray](t), offHeap[abi.Schema](t)
+			if r := f("peer_arrow_produce")(p, n, uintptr(dev.ID()), uintptr(unsafe.Pointer(sch)), uintptr(unsafe.Pointer(arr))); r != 0 {
+				t.Fatalf("peer_arrow_produce = %d", r)
+			}
+			done := make(chan arrow.Array, 1)
+			go func() {
+				var a arrow.Array
+				var err error
+				if onDevice {
+					var da *cdevice.DeviceArray
+					if da, err = cdevice.ImportDeviceArrayOnDevice(arr, sch); err == nil {
+						a, err = da.ToHost(context.Background())
+						da.Release()
+					}
+				} else {
+					a, err = cdevice.ImportDeviceArray(arr, sch)
+				}
+				if err != nil {
+					t.Error(err)
+				}
+				done <- a
+			}()
+			select {
+			case <-done:
+				t.Fatal("the import returned while the producer's event was still pending")
+			case <-time.After(100 * time.Millisecond):
+			}
+			if r := f("peer_open_gate")(p); r != 0 {
+				t.Fatalf("peer_open_gate = %d", r)
+			}
+			a := <-done
+			if a == nil {
+				return
+			}
+			defer a.Release()
+			vals := a.(*array.Int32).Int32Values()
+			for i, v := range vals {
+				if v != seed+int32(i) {
+					t.Fatalf("value %d = %d, want %d", i, v, seed+int32(i))
+				}
+			}
+			if len(vals) != n {
+				t.Fatalf("%d values, want %d", len(vals), n)
+			}
+		})
+	}
+}
+
+// A C consumer reads our exported OpenCL ArrowDeviceArray after waiting on
+// our sync_event.
+func TestOpenCLExportToC(t *testing.T) {
+	dev, f := openclPeer(t)
+	const n, seed = 5000, -40
+	b := array.NewInt32Builder(memory.DefaultAllocator)
+	for i := range n {
+		b.Append(seed + int32(i))
+	}
+	a := b.NewArray()
+	b.Release()
+	defer a.Release()
+	for _, sliced := range []bool{false, true} {
+		src := a
+		want := int32(seed)
+		if sliced {
+			src = array.NewSlice(a, 10, int64(n))
+			defer src.Release()
+			want += 10
+		}
+		da, err := cdevice.CopyToDevice(context.Background(), src, dev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		arr, sch := offHeap[abi.DeviceArray](t), offHeap[abi.Schema](t)
+		err = da.Export(arr, sch)
+		da.Release()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := int32(f("peer_arrow_consume")(dev.CommandQueue(), boolArg(dev.UsesSVM()), uintptr(unsafe.Pointer(sch)), uintptr(unsafe.Pointer(arr)), uintptr(want))); r != 0 {
+			t.Errorf("sliced=%v: peer_arrow_consume = %d", sliced, r)
+		}
+	}
+	if l := cdevice.LiveLeaks(); l.Exports != 0 || l.DeviceArrays != 0 {
+		t.Errorf("after the C consumer released: %s", l)
+	}
+	_ = device.CPU
+}
