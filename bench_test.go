@@ -155,14 +155,7 @@ func benchIdentity(b *testing.B, identity bool, rec arrow.RecordBatch) {
 func TestRoundTripBenchBatches(t *testing.T) {
 	for name, rec := range map[string]arrow.RecordBatch{"wide": wideBatch(t), "tall": tallBatch(t, 1_000_000)} {
 		t.Run(name, func(t *testing.T) {
-			arr, sch := offHeap[abi.Array](t), offHeap[abi.Schema](t)
-			if err := cdevice.ExportRecordBatch(rec, arr, sch); err != nil {
-				t.Fatal(err)
-			}
-			got, err := cdevice.ImportRecordBatch(arr, sch)
-			if err != nil {
-				t.Fatal(err)
-			}
+			got, _, _ := roundTrip(t, rec)
 			defer got.Release()
 			for _, d := range schemaDiffs(rec.Schema(), got.Schema()) {
 				t.Error(d)

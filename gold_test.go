@@ -110,6 +110,21 @@ func offHeap[T cdevice.Struct](tb testing.TB) *T {
 	return p
 }
 
+// roundTrip exports rec into off-heap structs and imports it back, failing
+// the test on any error; the structs are returned for inspection.
+func roundTrip(tb testing.TB, rec arrow.RecordBatch) (arrow.RecordBatch, *abi.Array, *abi.Schema) {
+	tb.Helper()
+	arr, sch := offHeap[abi.Array](tb), offHeap[abi.Schema](tb)
+	if err := cdevice.ExportRecordBatch(rec, arr, sch); err != nil {
+		tb.Fatal(err)
+	}
+	got, err := cdevice.ImportRecordBatch(arr, sch)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return got, arr, sch
+}
+
 // schemaDiffs compares two schemas in full: arrow.Schema.Equal (names, types,
 // nullability, top-level field metadata) plus the schema's own metadata and
 // the metadata of every field at every depth, which Equal does not look at

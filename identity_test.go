@@ -21,14 +21,7 @@ func withIdentity(t *testing.T, f func()) {
 func TestIdentityImportReturnsTheExport(t *testing.T) {
 	withIdentity(t, func() {
 		rec := wideBatch(t)
-		arr, sch := offHeap[abi.Array](t), offHeap[abi.Schema](t)
-		if err := cdevice.ExportRecordBatch(rec, arr, sch); err != nil {
-			t.Fatal(err)
-		}
-		got, err := cdevice.ImportRecordBatch(arr, sch)
-		if err != nil {
-			t.Fatal(err)
-		}
+		got, arr, sch := roundTrip(t, rec)
 		defer got.Release()
 		if got != rec {
 			t.Error("an untouched Go export did not come back as itself")

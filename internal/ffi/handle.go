@@ -31,16 +31,21 @@ func NewHandle(v any) Handle {
 	return Handle(len(t.slots))
 }
 
+// slot returns the index of live handle h; callers hold t.mu.
+func (t *handleTable) slot(h Handle) (uintptr, bool) {
+	i := uintptr(h) - 1 // h == 0 wraps to a huge index
+	return i, i < uintptr(len(t.slots)) && t.slots[i] != nil
+}
+
 // Value returns the value behind h, or nil, false if h is not live.
 func (h Handle) Value() (any, bool) {
 	t := &handles
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	i := uintptr(h) - 1
-	if h == 0 || i >= uintptr(len(t.slots)) || t.slots[i] == nil {
-		return nil, false
+	if i, ok := t.slot(h); ok {
+		return t.slots[i], true
 	}
-	return t.slots[i], true
+	return nil, false
 }
 
 // Delete removes h and returns the value it held; false if h was not live
@@ -49,8 +54,8 @@ func (h Handle) Delete() (any, bool) {
 	t := &handles
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	i := uintptr(h) - 1
-	if h == 0 || i >= uintptr(len(t.slots)) || t.slots[i] == nil {
+	i, ok := t.slot(h)
+	if !ok {
 		return nil, false
 	}
 	v := t.slots[i]
