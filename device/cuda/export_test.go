@@ -1,22 +1,13 @@
 package cuda
 
-import "github.com/purearrow/cdevice/device"
+import "github.com/purearrow/cdevice/internal/gpurt/gpurttest"
 
-// NewTestBackend is a fresh, unregistered backend that tries only paths.
-func NewTestBackend(paths ...string) device.Backend {
-	return newBackend(func() []string { return paths }, false)
-}
-
-// NewRegisteringTestBackend is NewTestBackend that registers its devices.
-func NewRegisteringTestBackend(paths ...string) device.Backend {
-	return newBackend(func() []string { return paths }, true)
-}
-
-// CloseBackend destroys a test backend's default streams.
-func CloseBackend(b device.Backend) error { return b.(*backend).close() }
+// Runtime is what internal/gpurt's shared tests need to know of CUDA.
+var Runtime = gpurttest.Runtime{Table: &table, Backend: Backend, Fake: "fakecudart", OldFake: "fakecudart_old",
+	Version: "runtime 12.8, driver 12.9", OldDriver: 11080, OldVersion: "runtime 12.8, driver 11.8"}
 
 // Candidates is the library search list.
-func Candidates() []string { return candidates() }
-
-// DefaultStream is the cudaStream_t a nil stream stands for.
-func DefaultStream(d *Device) uintptr { return d.g.stream }
+func Candidates() []string {
+	c, _ := table.Search(platformCandidates)()
+	return c
+}

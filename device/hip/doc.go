@@ -1,6 +1,10 @@
 // Package hip binds AMD's HIP runtime (libamdhip64) through internal/ffi,
-// without cgo. Importing it registers Backend with the device package;
-// nothing is loaded until Backend.Probe is first called.
+// without cgo. HIP copies the CUDA runtime API, and the binding and the
+// Device, Stream and Event implementation are internal/gpurt's, shared with
+// package cuda; this package holds what is HIP's own: where the library is
+// and the table of its names and constants. Importing it registers Backend
+// with the device package; nothing is loaded until Backend.Probe is first
+// called.
 //
 // The library is looked up in this order: the path in the environment
 // variable CDEVICE_HIP_LIBRARY (alone: an explicit choice that fails is
@@ -10,7 +14,8 @@
 //
 // Each GPU n appears twice: as ROCM:n (hipMalloc, device memory) and as
 // ROCM_HOST:n (hipHostMalloc, pinned host memory that the host may read).
-// An ArrowDeviceArray's sync_event for these devices is a hipEvent_t*.
+// An ArrowDeviceArray's sync_event for these devices is a hipEvent_t*. A nil
+// stream is a non-blocking stream of the GPU made at probe.
 //
 // HIP keeps the current device per OS thread, so every call sequence locks
 // its goroutine to the thread and calls hipSetDevice first.

@@ -1,10 +1,10 @@
 package hip
 
-import "github.com/purearrow/cdevice/device"
+import "github.com/purearrow/cdevice/internal/gpurt/gpurttest"
 
-// NewBackend returns an unprobed backend, so that a test can probe with its
-// own environment (Backend itself probes once per process). It registers
-// no devices.
-func NewBackend() device.Backend { return newBackend(false) }
+// Runtime is what internal/gpurt's shared tests need to know of HIP; its
+// test double is the CUDA one with HIP's names (testdata/c/fakehip.c).
+var Runtime = gpurttest.Runtime{Table: &table, Backend: Backend, Fake: "fakehip", OldFake: "fakehip_old",
+	Version: "runtime 6.1.40092, driver 6.2.41133", OldDriver: 50221153, OldVersion: "runtime 6.1.40092, driver 5.2.21153"}
 
-var HIPVersion = hipVersion
+func HIPVersion(v int32) string { return formatVersion(int(v)) }

@@ -15,6 +15,11 @@
  *
  * Compiled with FAKE_CUDA_OLD defined (fakecudart_old.c) it leaves out
  * cudaMallocManaged and cudaGetDeviceProperties_v2, like an old runtime.
+ *
+ * fakehip.c compiles it again with every CUDA name #defined to its HIP
+ * name (hipMalloc for cudaMalloc, hipErrorOutOfMemory for
+ * cudaErrorMemoryAllocation), the double of libamdhip64: the names it
+ * exports, counts, fails and reports all go through those macros (NAME).
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -51,8 +56,10 @@ enum {
 
 enum { HostToHost = 0, HostToDevice = 1, DeviceToHost = 2, DeviceToDevice = 3, Default = 4 };
 
+#ifndef FAKE_RUNTIME_VERSION /* fakehip.c has HIP's encoding */
 #define FAKE_RUNTIME_VERSION 12080 /* 1000*major + 10*minor */
 #define FAKE_DRIVER_VERSION 12090
+#endif
 #define FAKE_CC_MAJOR 9
 #define FAKE_CC_MINOR 0
 #define FAKE_PROP_SIZE 1024 /* the real cudaDeviceProp is about 1 KiB; name[256] comes first */
@@ -195,18 +202,23 @@ static int context(void)
 	return 0;
 }
 
+/* NAME is the string of a name after macro expansion: "hipMalloc" for
+ * cudaMalloc in fakehip.c. */
+#define NAME_(x) #x
+#define NAME(x) NAME_(x)
+
 /* ENTER starts every runtime call: count it, fail it if a fault is armed.
  * ENTER_CTX also checks what a call that needs a device checks. */
-#define ENTER(name)               \
-	int rc_;                      \
-	fake_pause();                 \
-	pthread_mutex_lock(&mu);      \
-	if ((rc_ = enter(name)) != 0) \
+#define ENTER(fn)                     \
+	int rc_;                          \
+	fake_pause();                     \
+	pthread_mutex_lock(&mu);          \
+	if ((rc_ = enter(NAME(fn))) != 0) \
 		return unlock(rc_);
 
-#define ENTER_CTX(name)           \
-	ENTER(name)                   \
-	if ((rc_ = context()) != 0)   \
+#define ENTER_CTX(fn)                 \
+	ENTER(fn)                         \
+	if ((rc_ = context()) != 0)       \
 		return unlock(rc_);
 
 static cudaError_t unlock(cudaError_t rc)
@@ -299,7 +311,7 @@ static void run_all(void)
 
 EXPORT cudaError_t cudaRuntimeGetVersion(int *v)
 {
-	ENTER("cudaRuntimeGetVersion");
+	ENTER(cudaRuntimeGetVersion);
 	if (!v)
 		return unlock(cudaErrorInvalidValue);
 	*v = FAKE_RUNTIME_VERSION;
@@ -308,7 +320,7 @@ EXPORT cudaError_t cudaRuntimeGetVersion(int *v)
 
 EXPORT cudaError_t cudaDriverGetVersion(int *v)
 {
-	ENTER("cudaDriverGetVersion");
+	ENTER(cudaDriverGetVersion);
 	if (!v)
 		return unlock(cudaErrorInvalidValue);
 	*v = driver_version;
@@ -317,7 +329,7 @@ EXPORT cudaError_t cudaDriverGetVersion(int *v)
 
 EXPORT cudaError_t cudaGetDeviceCount(int *n)
 {
-	ENTER("cudaGetDeviceCount");
+	ENTER(cudaGetDeviceCount);
 	if (!n)
 		return unlock(cudaErrorInvalidValue);
 	*n = 0;
@@ -331,7 +343,7 @@ EXPORT cudaError_t cudaGetDeviceCount(int *n)
 
 EXPORT cudaError_t cudaSetDevice(int d)
 {
-	ENTER("cudaSetDevice");
+	ENTER(cudaSetDevice);
 	if (driver_version < FAKE_RUNTIME_VERSION)
 		return unlock(cudaErrorInsufficientDriver);
 	if (devices() == 0)
@@ -344,7 +356,7 @@ EXPORT cudaError_t cudaSetDevice(int d)
 
 EXPORT cudaError_t cudaGetDevice(int *d)
 {
-	ENTER_CTX("cudaGetDevice");
+	ENTER_CTX(cudaGetDevice);
 	if (!d)
 		return unlock(cudaErrorInvalidValue);
 	*d = cur_dev;
@@ -364,21 +376,21 @@ static cudaError_t props(void *prop, int d)
 
 EXPORT cudaError_t cudaGetDeviceProperties(void *prop, int d)
 {
-	ENTER_CTX("cudaGetDeviceProperties");
+	ENTER_CTX(cudaGetDeviceProperties);
 	return unlock(props(prop, d));
 }
 
 #ifndef FAKE_CUDA_OLD
 EXPORT cudaError_t cudaGetDeviceProperties_v2(void *prop, int d)
 {
-	ENTER_CTX("cudaGetDeviceProperties_v2");
+	ENTER_CTX(cudaGetDeviceProperties_v2);
 	return unlock(props(prop, d));
 }
 #endif
 
 EXPORT cudaError_t cudaDeviceGetAttribute(int *v, int attr, int d)
 {
-	ENTER_CTX("cudaDeviceGetAttribute");
+	ENTER_CTX(cudaDeviceGetAttribute);
 	if (!v)
 		return unlock(cudaErrorInvalidValue);
 	if (d < 0 || d >= devices())
@@ -400,15 +412,17 @@ static const struct {
 	int code;
 	const char *name, *text;
 } errs[] = {
-	{cudaSuccess, "cudaSuccess", "no error"},
-	{cudaErrorInvalidValue, "cudaErrorInvalidValue", "invalid argument"},
-	{cudaErrorMemoryAllocation, "cudaErrorMemoryAllocation", "out of memory"},
-	{cudaErrorInvalidMemcpyDirection, "cudaErrorInvalidMemcpyDirection", "invalid copy direction for memcpy"},
-	{cudaErrorInsufficientDriver, "cudaErrorInsufficientDriver",
-	 "CUDA driver version is insufficient for CUDA runtime version"},
-	{cudaErrorNoDevice, "cudaErrorNoDevice", "no CUDA-capable device is detected"},
-	{cudaErrorInvalidDevice, "cudaErrorInvalidDevice", "invalid device ordinal"},
-	{cudaErrorInvalidResourceHandle, "cudaErrorInvalidResourceHandle", "invalid resource handle"},
+#define ERR(code, text) {code, NAME(code), text}
+	ERR(cudaSuccess, "no error"),
+	ERR(cudaErrorInvalidValue, "invalid argument"),
+	ERR(cudaErrorMemoryAllocation, "out of memory"),
+	ERR(cudaErrorInvalidMemcpyDirection, "invalid copy direction for memcpy"),
+	ERR(cudaErrorInsufficientDriver,
+	    "CUDA driver version is insufficient for CUDA runtime version"),
+	ERR(cudaErrorNoDevice, "no CUDA-capable device is detected"),
+	ERR(cudaErrorInvalidDevice, "invalid device ordinal"),
+	ERR(cudaErrorInvalidResourceHandle, "invalid resource handle"),
+#undef ERR
 };
 
 EXPORT const char *cudaGetErrorString(cudaError_t code)
@@ -449,7 +463,7 @@ static size_t used_memory(int dev)
 
 EXPORT cudaError_t cudaMemGetInfo(size_t *free_, size_t *total)
 {
-	ENTER_CTX("cudaMemGetInfo");
+	ENTER_CTX(cudaMemGetInfo);
 	if (!free_ || !total)
 		return unlock(cudaErrorInvalidValue);
 	*total = total_memory();
@@ -487,20 +501,25 @@ static cudaError_t alloc(void **p, size_t n, int kind)
 
 EXPORT cudaError_t cudaMalloc(void **p, size_t n)
 {
-	ENTER_CTX("cudaMalloc");
+	ENTER_CTX(cudaMalloc);
 	return unlock(alloc(p, n, K_DEVICE));
 }
 
-EXPORT cudaError_t cudaMallocHost(void **p, size_t n)
+/* hipHostMalloc takes flags where cudaMallocHost takes none (fakehip.c). */
+#ifndef FAKE_HOST_MALLOC_FLAGS
+#define FAKE_HOST_MALLOC_FLAGS
+#endif
+
+EXPORT cudaError_t cudaMallocHost(void **p, size_t n FAKE_HOST_MALLOC_FLAGS)
 {
-	ENTER_CTX("cudaMallocHost");
+	ENTER_CTX(cudaMallocHost);
 	return unlock(alloc(p, n, K_HOST));
 }
 
 #ifndef FAKE_CUDA_OLD
 EXPORT cudaError_t cudaMallocManaged(void **p, size_t n, unsigned flags)
 {
-	ENTER_CTX("cudaMallocManaged");
+	ENTER_CTX(cudaMallocManaged);
 	if (flags != 1 && flags != 2) /* cudaMemAttachGlobal, cudaMemAttachHost */
 		return unlock(cudaErrorInvalidValue);
 	return unlock(alloc(p, n, K_MANAGED));
@@ -530,7 +549,7 @@ static cudaError_t release(void *p, int host)
 
 EXPORT cudaError_t cudaFree(void *p)
 {
-	ENTER_CTX("cudaFree");
+	ENTER_CTX(cudaFree);
 	if (!p)
 		return unlock(cudaSuccess);
 	return unlock(release(p, 0));
@@ -538,7 +557,7 @@ EXPORT cudaError_t cudaFree(void *p)
 
 EXPORT cudaError_t cudaFreeHost(void *p)
 {
-	ENTER_CTX("cudaFreeHost");
+	ENTER_CTX(cudaFreeHost);
 	if (!p)
 		return unlock(cudaSuccess);
 	return unlock(release(p, 1));
@@ -565,7 +584,7 @@ EXPORT cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t n, int kin
 	struct fstream *s;
 	struct op *o;
 	int d, r, ok;
-	ENTER_CTX("cudaMemcpyAsync");
+	ENTER_CTX(cudaMemcpyAsync);
 	last_kind = kind;
 	s = live_stream(stream);
 	if (!s || s->dev != cur_dev)
@@ -619,7 +638,7 @@ EXPORT cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t n, int kin
 EXPORT cudaError_t cudaStreamCreateWithFlags(cudaStream_t *ps, unsigned flags)
 {
 	struct fstream *s;
-	ENTER_CTX("cudaStreamCreateWithFlags");
+	ENTER_CTX(cudaStreamCreateWithFlags);
 	if (!ps || flags > 1) /* cudaStreamDefault, cudaStreamNonBlocking */
 		return unlock(cudaErrorInvalidValue);
 	s = calloc(1, sizeof *s);
@@ -637,7 +656,7 @@ EXPORT cudaError_t cudaStreamCreateWithFlags(cudaStream_t *ps, unsigned flags)
 EXPORT cudaError_t cudaStreamSynchronize(cudaStream_t stream)
 {
 	struct fstream *s;
-	ENTER_CTX("cudaStreamSynchronize");
+	ENTER_CTX(cudaStreamSynchronize);
 	s = live_stream(stream);
 	if (!s || s->dev != cur_dev)
 		return unlock(cudaErrorInvalidResourceHandle);
@@ -650,7 +669,7 @@ EXPORT cudaError_t cudaStreamDestroy(cudaStream_t stream)
 	struct fstream **ps, *s, *x;
 	struct op *o;
 	struct fevent *e;
-	ENTER_CTX("cudaStreamDestroy");
+	ENTER_CTX(cudaStreamDestroy);
 	s = stream ? live_stream(stream) : NULL;
 	if (!s || s->dev != cur_dev)
 		return unlock(cudaErrorInvalidResourceHandle);
@@ -676,7 +695,7 @@ EXPORT cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, u
 	struct fstream *s;
 	struct fevent *e;
 	struct op *o;
-	ENTER_CTX("cudaStreamWaitEvent");
+	ENTER_CTX(cudaStreamWaitEvent);
 	s = live_stream(stream);
 	e = live_event(event);
 	if (!s || !e || s->dev != cur_dev)
@@ -700,7 +719,7 @@ EXPORT cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, u
 EXPORT cudaError_t cudaEventCreateWithFlags(cudaEvent_t *pe, unsigned flags)
 {
 	struct fevent *e;
-	ENTER_CTX("cudaEventCreateWithFlags");
+	ENTER_CTX(cudaEventCreateWithFlags);
 	/* cudaEventBlockingSync 1, cudaEventDisableTiming 2, cudaEventInterprocess 4 (needs 2) */
 	if (!pe || (flags & ~7u) || ((flags & 4) && !(flags & 2)))
 		return unlock(cudaErrorInvalidValue);
@@ -720,7 +739,7 @@ EXPORT cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream)
 {
 	struct fevent *e;
 	struct fstream *s;
-	ENTER_CTX("cudaEventRecord");
+	ENTER_CTX(cudaEventRecord);
 	e = live_event(event);
 	s = live_stream(stream);
 	if (!e || !s || s->dev != cur_dev || e->dev != s->dev)
@@ -733,7 +752,7 @@ EXPORT cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream)
 EXPORT cudaError_t cudaEventSynchronize(cudaEvent_t event)
 {
 	struct fevent *e;
-	ENTER_CTX("cudaEventSynchronize");
+	ENTER_CTX(cudaEventSynchronize);
 	e = live_event(event);
 	if (!e)
 		return unlock(cudaErrorInvalidResourceHandle);
@@ -745,7 +764,7 @@ EXPORT cudaError_t cudaEventSynchronize(cudaEvent_t event)
 EXPORT cudaError_t cudaEventDestroy(cudaEvent_t event)
 {
 	struct fevent **pe, *e;
-	ENTER_CTX("cudaEventDestroy");
+	ENTER_CTX(cudaEventDestroy);
 	e = live_event(event);
 	if (!e)
 		return unlock(cudaErrorInvalidResourceHandle);

@@ -1,0 +1,23 @@
+// Package gpurt is the CUDA-runtime-shaped API that CUDA and HIP share: one
+// binding, one Device/Stream/Event implementation over a per-runtime table.
+//
+// HIP copies the CUDA runtime API call for call (hipMalloc for cudaMalloc,
+// the same error codes, copy kinds and flags), so a runtime is described by
+// a Table: its symbol names, the kinds of memory it offers, its constants
+// and a few hooks. Bind loads the table's functions from a library; a
+// Backend finds the library, binds it and probes its devices; Device,
+// Stream and Event implement package device over any bound runtime.
+//
+// Conventions for both runtimes:
+//   - The current device is per OS thread: every call sequence runs with
+//     its goroutine locked to its thread after a set-device call.
+//   - A nil device.Stream is a per-device stream created at probe, with
+//     the runtime's non-blocking flag: it does not serialize with other
+//     streams the way the legacy null stream does.
+//   - A Stream is usable only with devices of the GPU that made it (any
+//     kind of memory of that GPU); others are refused before the runtime
+//     sees them.
+//   - An Event keeps its handle in C memory, so SyncEvent is a stable
+//     cudaEvent_t* or hipEvent_t* (ArrowDeviceArray.sync_event).
+//   - A failed call is a *device.RuntimeError with the runtime's message.
+package gpurt

@@ -1,0 +1,815 @@
+package gpurttest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"unsafe"
+
+	"github.com/purearrow/cdevice/abi"
+	"github.com/purearrow/cdevice/device"
+	"github.com/purearrow/cdevice/internal/ffi"
+	"github.com/purearrow/cdevice/internal/gpurt"
+)
+
+// Tests on the C test double of the runtime.
+
+func testProbe(t *testing.T, rt Runtime) {
+	f := NewFake(t, rt, 2)
+	b := rt.backend(f.path)
+	info, err := b.Probe(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if info.Library != f.path || info.Version != rt.Version {
+		t.Errorf("Library %q, Version %q", info.Library, info.Version)
+	}
+	kinds := rt.Table.Kinds
+	nk := len(kinds)
+	if len(info.Devices) != 2*nk {
+		t.Fatalf("%d devices, want %d for each of 2", len(info.Devices), nk)
+	}
+	for i, dd := range info.Devices {
+		d := dd.(Device)
+		n, k := i/nk, kinds[i%nk]
+		if d.Kind() != k.Type || d.Type() != k.Type || d.Ordinal() != n || d.ID() != int64(n) || d.HostAccessible() != (k.Memory != gpurt.DeviceMemory) {
+			t.Errorf("device %d: %v kind %v ordinal %d host %v", i, d, d.Kind(), d.Ordinal(), d.HostAccessible())
+		}
+		if !strings.HasPrefix(d.Name(), fmt.Sprintf("Fake CUDA Device %d", n)) {
+			t.Errorf("device %d: name %q", i, d.Name())
+		}
+		// The default stream is non-blocking and on its own device.
+		s := d.DefaultStream()
+		if fl, dev := int32(f.Call("fake_cuda_stream_flags", s)), int32(f.Call("fake_cuda_stream_device", s)); fl != 1 || dev != int32(n) {
+			t.Errorf("default stream of %v: flags %d, device %d", d, fl, dev)
+		}
+	}
+	if got := info.Devices[nk].Name(); got != "Fake CUDA Device 1" {
+		t.Errorf("name %q", got)
+	}
+	if got := info.Devices[nk+rt.kind(gpurt.HostMemory)].Name(); got != "Fake CUDA Device 1 (pinned host memory)" {
+		t.Errorf("name %q", got)
+	}
+	if props := rt.sym(gpurt.GetDeviceProperties); f.calls(props) != 2 {
+		t.Errorf("%s called %d times, want it preferred, once a device", props, f.calls(props))
+	}
+	f.wantLive(0, 0, 2)
+
+	// Cached: a second probe asks the runtime nothing.
+	again, err := b.Probe(context.Background())
+	if err != nil || !slices.Equal(again.Devices, info.Devices) || again.Version != info.Version {
+		t.Errorf("second probe: %v %v", again, err)
+	}
+	if n := f.calls(rt.sym(gpurt.GetDeviceCount)); n != 1 {
+		t.Errorf("%s called %d times", rt.sym(gpurt.GetDeviceCount), n)
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f.wantLive(0, 0, 0)
+}
+
+// A caller that gave up before the probe started does not use it up.
+func testProbeCanceled(t *testing.T, rt Runtime) {
+	f := NewFake(t, rt, 1)
+	b := rt.backend(f.path)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := b.Probe(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("canceled probe: %v", err)
+	}
+	if f.calls(rt.sym(gpurt.GetDeviceCount)) != 0 {
+		t.Fatal("a canceled probe called the runtime")
+	}
+	if _, err := b.Probe(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	b.Close()
+}
+
+func testRegistered(t *testing.T, rt Runtime) {
+	if !slices.Contains(device.Backends(), rt.Backend) || rt.Backend.Name() != rt.Table.Name {
+		t.Fatalf("the %s Backend is not registered", rt.Table.Name)
+	}
+	f := NewFake(t, rt, 1)
+	b := gpurt.NewBackend(rt.Table, gpurt.Paths(f.path), true)
+	info, err := b.Probe(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	for _, d := range info.Devices {
+		got, err := device.Lookup(d.Type(), d.ID())
+		if err != nil || got != d {
+			t.Errorf("Lookup(%v, %d) = %v, %v", d.Type(), d.ID(), got, err)
+		}
+	}
+}
+
+func testAllocFree(t *testing.T, rt Runtime) {
+	f := NewFake(t, rt, 1)
+	ds := f.Probe()
+	for i, k := range rt.Table.Kinds {
+		d := ds[i]
+		free0, total, err := d.MemoryInfo()
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := d.Alloc(1000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.wantLive(1, 0, 1)
+		free1, _, _ := d.MemoryInfo()
+		switch k.Memory {
+		case gpurt.HostMemory:
+			if free0 != 0 || total != 0 || free1 != 0 {
+				t.Errorf("%v: MemoryInfo %d %d, want zeros for host memory", d, free0, total)
+			}
+		default:
+			if total <= 0 || free0 != total || free0-free1 != 1000 {
+				t.Errorf("%v: MemoryInfo before %d/%d, after %d", d, free0, total, free1)
+			}
+		}
+		if k.Memory != gpurt.DeviceMemory {
+			m := HostBytes(p, 1000)
+			copy(m, Pattern(1000, 3))
+			if !bytes.Equal(m, Pattern(1000, 3)) {
+				t.Errorf("%v: host access", d)
+			}
+		}
+		if err := d.Free(p); err != nil {
+			t.Fatal(err)
+		}
+		f.wantLive(0, 0, 1)
+		// A second free is the runtime's error, not a crash.
+		rt.wantRuntimeError(t, d.Free(p), k.Free, 1, "invalid argument")
+	}
+
+	// Each kind frees with its own call: the device free refuses pinned host memory.
+	dev, host := ds[rt.kind(gpurt.DeviceMemory)], ds[rt.kind(gpurt.HostMemory)]
+	p, err := host.Alloc(8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt.wantRuntimeError(t, dev.Free(p), rt.Table.Kinds[0].Free, 1, "invalid argument")
+	if err := host.Free(p); err != nil {
+		t.Fatal(err)
+	}
+	if err := dev.Free(0); err != nil {
+		t.Errorf("Free(0): %v", err)
+	}
+
+	if _, err := dev.Alloc(0); err == nil || errors.Is(err, device.ErrRuntime) {
+		t.Errorf("Alloc(0): %v", err)
+	}
+	// More than the double's device memory: the runtime's own refusal.
+	_, err = dev.Alloc(int(min(uint64(1)<<40, uint64(math.MaxInt))))
+	rt.wantRuntimeError(t, err, rt.Table.Kinds[0].Alloc, 2, "out of memory")
+}
+
+func testCopies(t *testing.T, rt Runtime) {
+	f := NewFake(t, rt, 1)
+	ds := f.Probe()
+	src := Pattern(64, 1)
+	mk := rt.Table.Memcpy
+	for _, d := range ds {
+		want := func(kind uintptr) {
+			t.Helper()
+			if d.HostAccessible() {
+				kind = mk.Default
+			}
+			if got := f.lastKind(); got != kind {
+				t.Errorf("%v: memcpy kind %d, want %d", d, got, kind)
+			}
+		}
+		a, err := d.Alloc(64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := d.Alloc(64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := d.NewStream()
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Two halves at offsets, a device-to-device copy between offsets,
+		// and back at an offset.
+		if err := d.CopyToDevice(a, 0, src[:32], s); err != nil {
+			t.Fatal(err)
+		}
+		want(mk.HostToDevice)
+		if err := d.CopyToDevice(a, 32, src[32:], s); err != nil {
+			t.Fatal(err)
+		}
+		if err := d.CopyOnDevice(b, 8, a, 16, 40, s); err != nil {
+			t.Fatal(err)
+		}
+		want(mk.DeviceToDevice)
+		dst := make([]byte, 40)
+		if err := d.CopyToHost(dst, b, 8, s); err != nil {
+			t.Fatal(err)
+		}
+		want(mk.DeviceToHost)
+		whole := make([]byte, 64)
+		if err := d.CopyToHost(whole, a, 0, s); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Synchronize(); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(dst, src[16:56]) || !bytes.Equal(whole, src) {
+			t.Errorf("%v: copies gave %v / %v", d, dst, whole)
+		}
+
+		// The default stream (nil), waited on through an event.
+		back := make([]byte, 10)
+		if err := d.CopyToDevice(a, 5, src[50:60], nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := d.CopyToHost(back, a, 5, nil); err != nil {
+			t.Fatal(err)
+		}
+		ev, err := d.NewEvent()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := ev.Record(nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := ev.Synchronize(); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(back, src[50:60]) {
+			t.Errorf("%v: default stream copies gave %v", d, back)
+		}
+
+		// A range past the allocation is the runtime's error.
+		rt.wantRuntimeError(t, d.CopyToDevice(a, 60, src[:8], s), rt.sym(gpurt.MemcpyAsync), 1, "invalid argument")
+		// Empty copies do nothing; bad arguments are refused before the runtime.
+		if err := d.CopyToDevice(a, 0, nil, s); err != nil {
+			t.Error(err)
+		}
+		if err := d.CopyOnDevice(b, -1, a, 0, 4, s); err == nil || errors.Is(err, device.ErrRuntime) {
+			t.Errorf("negative offset: %v", err)
+		}
+		for _, c := range []interface{ Close() error }{ev, s} {
+			if err := c.Close(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, p := range []device.Pointer{a, b} {
+			if err := d.Free(p); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
+// Copies are queued: nothing is visible before a sync, and one stream does
+// not see another's queued work.
+func testStreamOrdering(t *testing.T, rt Runtime) {
+	f := NewFake(t, rt, 1)
+	d := f.Probe()[0]
+	buf, err := d.Alloc(256)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Free(buf)
+	s1, err := d.NewStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s1.Close()
+	s2, err := d.NewStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	if uintptr(f.Call("fake_cuda_stream_flags", s1.Handle())) != rt.Table.StreamNonBlocking {
+		t.Error("NewStream did not make a non-blocking stream")
+	}
+
+	src := Pattern(256, 9)
+	dst := make([]byte, 256)
+	if err := d.CopyToDevice(buf, 0, src, s1); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.CopyToHost(dst, buf, 0, s1); err != nil {
+		t.Fatal(err)
+	}
+	if f.pending() != 2 || !bytes.Equal(dst, make([]byte, 256)) {
+		t.Fatalf("before sync: %d queued, dst changed", f.pending())
+	}
+	// s2 reads buf while s1's write is still queued: stale device memory.
+	other := make([]byte, 256)
+	if err := d.CopyToHost(other, buf, 0, s2); err != nil {
+		t.Fatal(err)
+	}
+	if err := s2.Synchronize(); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(other, bytes.Repeat([]byte{0xA5}, 256)) {
+		t.Errorf("s2 saw s1's queued write: %v", other[:8])
+	}
+	if err := s1.Synchronize(); err != nil {
+		t.Fatal(err)
+	}
+	if f.pending() != 0 || !bytes.Equal(dst, src) {
+		t.Fatalf("after sync: %d queued, dst %v", f.pending(), dst[:8])
+	}
+}
+
+func testEvents(t *testing.T, rt Runtime) {
+	f := NewFake(t, rt, 1)
+	ds := f.Probe()
+	d, host := ds[rt.kind(gpurt.DeviceMemory)], ds[rt.kind(gpurt.HostMemory)]
+	heap := ffi.LiveAllocations()
+	s1, _ := d.NewStream()
+	s2, _ := d.NewStream()
+	defer s1.Close()
+	defer s2.Close()
+	ev, err := d.NewEvent()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := ev.SyncEvent()
+	if p == 0 || ffi.LiveAllocations() != heap+1 {
+		t.Fatal("SyncEvent is not an off-heap event handle*")
+	}
+	if fl := uintptr(f.Call("fake_cuda_event_flags", *(*uintptr)(abi.Pointer(p)))); fl != rt.Table.EventDisableTiming {
+		t.Errorf("event flags %d, want the disable-timing flag", fl)
+	}
+	f.wantLive(0, 1, 3)
+
+	// s2 waits for s1's write through the sync event, without the host waiting.
+	buf, _ := d.Alloc(128)
+	defer d.Free(buf)
+	src, dst := Pattern(128, 5), make([]byte, 128)
+	if err := d.CopyToDevice(buf, 0, src, s1); err != nil {
+		t.Fatal(err)
+	}
+	if err := ev.Record(s1); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.WaitSyncEvent(p, s2); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.CopyToHost(dst, buf, 0, s2); err != nil {
+		t.Fatal(err)
+	}
+	if f.pending() != 3 {
+		t.Errorf("%d queued, want copy, wait, copy", f.pending())
+	}
+	if err := s2.Synchronize(); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(dst, src) || f.pending() != 0 {
+		t.Errorf("after waiting on the event: %v, %d queued", dst[:8], f.pending())
+	}
+
+	// The host waits: Synchronize and WaitSyncEvent with a nil stream.
+	hbuf, _ := host.Alloc(64)
+	defer host.Free(hbuf)
+	for i, wait := range []func() error{ev.Synchronize, func() error { return host.WaitSyncEvent(p, nil) }} {
+		src := Pattern(64, byte(40+i))
+		if err := host.CopyToDevice(hbuf, 0, src, s1); err != nil {
+			t.Fatal(err)
+		}
+		if err := ev.Record(s1); err != nil {
+			t.Fatal(err)
+		}
+		if bytes.Equal(HostBytes(hbuf, 64), src) {
+			t.Fatal("copy visible before the event was waited on")
+		}
+		if err := wait(); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(HostBytes(hbuf, 64), src) {
+			t.Errorf("wait %d: copy not visible after the event", i)
+		}
+	}
+
+	if err := d.WaitSyncEvent(0, s1); err != nil {
+		t.Errorf("WaitSyncEvent(NULL): %v", err)
+	}
+	if err := ev.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if ev.SyncEvent() != 0 || ev.Record(s1) == nil || ev.Synchronize() == nil {
+		t.Error("event usable after Close")
+	}
+	if err := ev.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+	if ffi.LiveAllocations() != heap {
+		t.Error("event slot not freed")
+	}
+	f.wantLive(2, 0, 3)
+}
+
+// A producer that is not Go (the double's functions called directly, as a
+// C library would) hands over an event handle*; the consumer waits on it.
+func testForeignSyncEvent(t *testing.T, rt Runtime) {
+	f := NewFake(t, rt, 1)
+	d := f.Probe()[0]
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if rc := f.code(gpurt.SetDevice, 0); rc != 0 {
+		t.Fatal(rc)
+	}
+	cmem := func(n uintptr) unsafe.Pointer {
+		p, err := ffi.Calloc(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ffi.Free(p) })
+		return p
+	}
+	fstream, evSlot := cmem(8), cmem(8)
+	if rc := f.code(gpurt.StreamCreateWithFlags, uintptr(fstream), 0); rc != 0 {
+		t.Fatal(rc)
+	}
+	if rc := f.code(gpurt.EventCreateWithFlags, uintptr(evSlot), 0); rc != 0 {
+		t.Fatal(rc)
+	}
+	fs, fev := *(*uintptr)(fstream), *(*uintptr)(evSlot)
+	defer f.code(gpurt.StreamDestroy, fs)
+	defer f.code(gpurt.EventDestroy, fev)
+
+	buf, _ := d.Alloc(32)
+	defer d.Free(buf)
+	s, _ := d.NewStream()
+	defer s.Close()
+	for i, wait := range []func() error{
+		func() error { return d.WaitSyncEvent(uintptr(evSlot), s) },
+		func() error { return d.WaitSyncEvent(uintptr(evSlot), nil) },
+	} {
+		src, dst := cmem(32), make([]byte, 32)
+		copy(unsafe.Slice((*byte)(src), 32), Pattern(32, byte(i)))
+		if rc := f.code(gpurt.MemcpyAsync, uintptr(buf), uintptr(src), 32, rt.Table.Memcpy.HostToDevice, fs); rc != 0 {
+			t.Fatal(rc)
+		}
+		if rc := f.code(gpurt.EventRecord, fev, fs); rc != 0 {
+			t.Fatal(rc)
+		}
+		if err := wait(); err != nil {
+			t.Fatal(err)
+		}
+		if err := d.CopyToHost(dst, buf, 0, s); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Synchronize(); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(dst, Pattern(32, byte(i))) {
+			t.Errorf("wait %d: consumer read %v", i, dst[:8])
+		}
+	}
+
+	// A sync_event that points at a NULL event handle is refused.
+	null := cmem(8)
+	if err := d.WaitSyncEvent(uintptr(null), s); err == nil {
+		t.Error("NULL event handle accepted")
+	}
+}
+
+func testStreamMisuse(t *testing.T, rt Runtime) {
+	f := NewFake(t, rt, 2)
+	ds := f.Probe()
+	d0, d1 := ds[0], ds[len(rt.Table.Kinds)]
+	buf, _ := d0.Alloc(8)
+	defer d0.Free(buf)
+	cpuStream, _ := device.CPU.NewStream()
+	if err := d0.CopyToDevice(buf, 0, []byte{1}, cpuStream); err == nil || !strings.Contains(err.Error(), "not a "+rt.Table.Title+" stream") {
+		t.Errorf("CPU stream: %v", err)
+	}
+	s1, _ := d1.NewStream()
+	if err := d0.CopyToDevice(buf, 0, []byte{1}, s1); err == nil || !strings.Contains(err.Error(), "device 1") {
+		t.Errorf("stream of another device: %v", err)
+	}
+	// The host device and the device memory of one GPU share its streams.
+	s0, _ := ds[rt.kind(gpurt.HostMemory)].NewStream()
+	if err := d0.CopyToDevice(buf, 0, []byte{1}, s0); err != nil {
+		t.Error(err)
+	}
+	for _, s := range []device.Stream{s0, s1} {
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if s0.Handle() != 0 || s0.Synchronize() == nil || d0.CopyToDevice(buf, 0, []byte{1}, s0) == nil {
+		t.Error("stream usable after Close")
+	}
+	if err := s0.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+}
+
+// Two devices used from many goroutines: the double refuses work on another
+// device than the thread's current one, so this fails unless every call
+// sequence sets the device on a locked thread. Slow C calls on few Ps make
+// the scheduler move goroutines between threads (it hands a P blocked in C
+// to another thread), as real runtime calls do.
+func testConcurrentDevices(t *testing.T, rt Runtime) {
+	f := NewFake(t, rt, 2)
+	ds := f.Probe()
+	nk := len(rt.Table.Kinds)
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	f.Call("fake_cuda_set_delay", 30)
+	defer f.Call("fake_cuda_set_delay", 0)
+	var wg sync.WaitGroup
+	errs := make(chan error, 16)
+	for g := range 16 {
+		d := ds[(g%2)*nk+g/2%nk]
+		wg.Go(func() {
+			for i := range 30 {
+				if err := RoundTrip(d, 512, byte(g+i)); err != nil {
+					errs <- fmt.Errorf("%v: %w", d, err)
+					return
+				}
+				runtime.Gosched()
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if n := f.calls(rt.sym(gpurt.SetDevice)); n < 16*30*5 {
+		t.Errorf("%s called %d times", rt.sym(gpurt.SetDevice), n)
+	}
+}
+
+// RoundTrip copies a pattern to a new buffer and back on a new stream.
+func RoundTrip(d device.Device, n int, seed byte) error {
+	p, err := d.Alloc(n)
+	if err != nil {
+		return err
+	}
+	defer d.Free(p)
+	s, err := d.NewStream()
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	src, dst := Pattern(n, seed), make([]byte, n)
+	if err := d.CopyToDevice(p, 0, src, s); err != nil {
+		return err
+	}
+	if err := d.CopyToHost(dst, p, 0, s); err != nil {
+		return err
+	}
+	if err := s.Synchronize(); err != nil {
+		return err
+	}
+	if !bytes.Equal(src, dst) {
+		return errors.New("data differs after a round trip")
+	}
+	return nil
+}
+
+func testFaultAlloc(t *testing.T, rt Runtime) {
+	f := NewFake(t, rt, 1)
+	ds := f.Probe()
+	for i, k := range rt.Table.Kinds {
+		f.fail(k.Alloc, 2, 0)
+		_, err := ds[i].Alloc(100)
+		rt.wantRuntimeError(t, err, k.Alloc, 2, "out of memory")
+		f.wantLive(0, 0, 1)
+	}
+	// After n successful calls.
+	alloc, free := rt.Table.Kinds[0].Alloc, rt.Table.Kinds[0].Free
+	f.fail(alloc, 2, 2)
+	var ps []device.Pointer
+	for range 3 {
+		p, err := ds[0].Alloc(8)
+		if err != nil {
+			rt.wantRuntimeError(t, err, alloc, 2, "out of memory")
+			break
+		}
+		ps = append(ps, p)
+	}
+	if len(ps) != 2 {
+		t.Errorf("%d allocations before the fault, want 2", len(ps))
+	}
+	for _, p := range ps {
+		ds[0].Free(p)
+	}
+	// A failing free keeps the memory; freeing again works.
+	p, _ := ds[0].Alloc(8)
+	f.fail(free, 1, 0)
+	rt.wantRuntimeError(t, ds[0].Free(p), free, 1, "invalid argument")
+	if err := ds[0].Free(p); err != nil {
+		t.Fatal(err)
+	}
+	// The thread's device cannot be set.
+	f.fail(rt.sym(gpurt.SetDevice), 101, 0)
+	_, err := ds[0].Alloc(8)
+	rt.wantRuntimeError(t, err, rt.sym(gpurt.SetDevice), 101, "invalid device ordinal")
+	f.wantLive(0, 0, 1)
+}
+
+func testFaultCopy(t *testing.T, rt Runtime) {
+	f := NewFake(t, rt, 1)
+	d := f.Probe()[0]
+	buf, _ := d.Alloc(16)
+	defer d.Free(buf)
+	s, _ := d.NewStream()
+	defer s.Close()
+	memcpy, sync := rt.sym(gpurt.MemcpyAsync), rt.sym(gpurt.StreamSynchronize)
+	src, dst := Pattern(16, 1), make([]byte, 16)
+	f.fail(memcpy, 1, 1)
+	if err := d.CopyToDevice(buf, 0, src, s); err != nil {
+		t.Fatal(err)
+	}
+	err := d.CopyToHost(dst, buf, 0, s)
+	rt.wantRuntimeError(t, err, memcpy, 1, "invalid argument")
+	if !strings.Contains(err.Error(), "CopyToHost of 16 bytes") {
+		t.Errorf("error lacks context: %v", err)
+	}
+	if f.pending() != 1 {
+		t.Errorf("%d queued; the failed copy was queued", f.pending())
+	}
+	f.fail(memcpy, 21, 0)
+	rt.wantRuntimeError(t, d.CopyOnDevice(buf, 0, buf, 8, 8, nil), memcpy, 21, "invalid copy direction for memcpy")
+	f.fail(sync, 400, 0)
+	rt.wantRuntimeError(t, s.Synchronize(), sync, 400, "invalid resource handle")
+	if err := s.Synchronize(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func testFaultEvents(t *testing.T, rt Runtime) {
+	f := NewFake(t, rt, 1)
+	d := f.Probe()[0]
+	heap := ffi.LiveAllocations()
+	create, record, sync := rt.sym(gpurt.EventCreateWithFlags), rt.sym(gpurt.EventRecord), rt.sym(gpurt.EventSynchronize)
+	wait, destroy := rt.sym(gpurt.StreamWaitEvent), rt.sym(gpurt.EventDestroy)
+	f.fail(create, 2, 0)
+	_, err := d.NewEvent()
+	rt.wantRuntimeError(t, err, create, 2, "out of memory")
+	if ffi.LiveAllocations() != heap {
+		t.Error("a failed NewEvent leaked its slot")
+	}
+	f.wantLive(0, 0, 1)
+
+	ev, _ := d.NewEvent()
+	s, _ := d.NewStream()
+	defer s.Close()
+	f.fail(record, 400, 0)
+	rt.wantRuntimeError(t, ev.Record(s), record, 400, "invalid resource handle")
+	if err := ev.Record(s); err != nil {
+		t.Fatal(err)
+	}
+	f.fail(sync, 400, 0)
+	rt.wantRuntimeError(t, ev.Synchronize(), sync, 400, "invalid resource handle")
+	f.fail(sync, 400, 0)
+	rt.wantRuntimeError(t, d.WaitSyncEvent(ev.SyncEvent(), nil), sync, 400, "invalid resource handle")
+	f.fail(wait, 400, 0)
+	rt.wantRuntimeError(t, d.WaitSyncEvent(ev.SyncEvent(), s), wait, 400, "invalid resource handle")
+	f.closeAfterFault(destroy, ev, func() bool { return ev.SyncEvent() != 0 })
+	if ffi.LiveAllocations() != heap {
+		t.Error("event slot leaked")
+	}
+}
+
+func testFaultStreams(t *testing.T, rt Runtime) {
+	f := NewFake(t, rt, 1)
+	d := f.Probe()[0]
+	create, destroy := rt.sym(gpurt.StreamCreateWithFlags), rt.sym(gpurt.StreamDestroy)
+	f.fail(create, 2, 0)
+	_, err := d.NewStream()
+	rt.wantRuntimeError(t, err, create, 2, "out of memory")
+	f.wantLive(0, 0, 1)
+	s, _ := d.NewStream()
+	f.closeAfterFault(destroy, s, func() bool { return s.Handle() != 0 })
+}
+
+// closeAfterFault checks that a Close whose destroy call fails leaves c
+// whole (usable says so), to close again.
+func (f *Fake) closeAfterFault(destroy string, c interface{ Close() error }, usable func() bool) {
+	f.t.Helper()
+	f.fail(destroy, 400, 0)
+	f.rt.wantRuntimeError(f.t, c.Close(), destroy, 400, "invalid resource handle")
+	if !usable() {
+		f.t.Fatalf("%T lost after a failed Close", c)
+	}
+	if err := c.Close(); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// A probe that fails half way gives back what it made, and stays failed.
+func testFaultProbe(t *testing.T, rt Runtime) {
+	type fault struct {
+		op   gpurt.Op
+		code int
+		n    int
+		msg  string
+	}
+	faults := []fault{
+		{gpurt.RuntimeGetVersion, 3, 0, "unrecognized error code"},
+		{gpurt.DriverGetVersion, 1, 0, "invalid argument"},
+		{gpurt.GetDeviceCount, 2, 0, "out of memory"},
+		{gpurt.GetDeviceProperties, 101, 1, "invalid device ordinal"},
+		{gpurt.StreamCreateWithFlags, 2, 1, "out of memory"}, // the second device's default stream
+		{gpurt.SetDevice, 101, 1, "invalid device ordinal"},
+	}
+	if len(rt.Table.Attributes) > 0 { // the first attribute of the second device
+		faults = append(faults, fault{gpurt.DeviceGetAttribute, 1, len(rt.Table.Attributes), "invalid argument"})
+	}
+	for _, c := range faults {
+		call := rt.sym(c.op)
+		t.Run(call, func(t *testing.T) {
+			f := NewFake(t, rt, 2)
+			f.fail(call, c.code, c.n)
+			b := rt.backend(f.path)
+			_, err := b.Probe(context.Background())
+			rt.wantRuntimeError(t, err, call, c.code, c.msg)
+			f.wantLive(0, 0, 0)
+			version := rt.sym(gpurt.RuntimeGetVersion)
+			calls := f.calls(version)
+			if _, again := b.Probe(context.Background()); again != err || f.calls(version) != calls {
+				t.Errorf("second probe: %v", again)
+			}
+		})
+	}
+}
+
+func testNoDevice(t *testing.T, rt Runtime) {
+	f := NewFake(t, rt, 0)
+	info, err := rt.backend(f.path).Probe(context.Background())
+	if !errors.Is(err, device.ErrNoDevice) {
+		t.Fatalf("zero devices: %v", err)
+	}
+	rt.wantRuntimeError(t, err, rt.sym(gpurt.GetDeviceCount), 100, "no CUDA-capable device is detected")
+	if want := fmt.Sprintf("%s: no device (%s, 100)", rt.Table.Name, f.errorName(100)); !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("error %q does not start with %q", err, want)
+	}
+	if info.Library != f.path || info.Version == "" || len(info.Devices) != 0 {
+		t.Errorf("info %+v", info)
+	}
+}
+
+// errorName is the double's name for an error code.
+func (f *Fake) errorName(code int) string {
+	return ffi.GoString(f.Call(f.rt.sym(gpurt.GetErrorName), uintptr(code)))
+}
+
+func testDriverTooOld(t *testing.T, rt Runtime) {
+	f := NewFake(t, rt, 1)
+	f.Call("fake_cuda_set_driver_version", uintptr(rt.OldDriver))
+	info, err := rt.backend(f.path).Probe(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "driver too old") || errors.Is(err, device.ErrNoDevice) {
+		t.Fatalf("old driver: %v", err)
+	}
+	rt.wantRuntimeError(t, err, rt.sym(gpurt.GetDeviceCount), 35, "CUDA driver version is insufficient for CUDA runtime version")
+	if info.Version != rt.OldVersion {
+		t.Errorf("version %q", info.Version)
+	}
+
+	f = NewFake(t, rt, 1)
+	f.Call("fake_cuda_set_driver_version", 0)
+	_, err = rt.backend(f.path).Probe(context.Background())
+	if !errors.Is(err, device.ErrNoDevice) || !strings.Contains(err.Error(), "no "+rt.Table.Driver) {
+		t.Fatalf("no driver: %v", err)
+	}
+}
+
+// The old double lacks the managed allocator and the newest properties
+// call: the first is needed where the table offers managed memory, the
+// second has a fallback.
+func testOldRuntime(t *testing.T, rt Runtime) {
+	f := newFake(t, rt, rt.OldFake, 1)
+	b := rt.backend(f.path)
+	defer b.Close()
+	_, err := b.Probe(context.Background())
+	if m := rt.kind(gpurt.ManagedMemory); m >= 0 {
+		if !errors.Is(err, device.ErrMissingSymbol) || errors.Is(err, device.ErrNotFound) {
+			t.Fatalf("old runtime: %v", err)
+		}
+		if msg := err.Error(); !strings.Contains(msg, rt.Table.Kinds[m].Alloc) || strings.Contains(msg, "Properties") {
+			t.Errorf("message %q", msg)
+		}
+		return
+	}
+	if err != nil {
+		t.Fatalf("old runtime: %v", err)
+	}
+	names := rt.Table.Names(gpurt.GetDeviceProperties)
+	if fallback := names[len(names)-1]; f.calls(fallback) != 1 {
+		t.Errorf("%s called %d times, want the fallback used", fallback, f.calls(fallback))
+	}
+}

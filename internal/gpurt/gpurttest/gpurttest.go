@@ -1,0 +1,242 @@
+// Package gpurttest is the one set of tests of package gpurt's runtimes,
+// run by device/cuda and device/hip against their own tables: on the C
+// test double of the runtime (testdata/c/fakecudart.c, compiled a second
+// time with HIP's names by fakehip.c), on libraries that are not the
+// runtime, and on the real runtime where there is one.
+package gpurttest
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"unsafe"
+
+	"github.com/purearrow/cdevice/abi"
+	"github.com/purearrow/cdevice/device"
+	"github.com/purearrow/cdevice/internal/ctest"
+	"github.com/purearrow/cdevice/internal/ffi"
+	"github.com/purearrow/cdevice/internal/gpurt"
+)
+
+// A Runtime is what the tests need to know of a runtime package.
+type Runtime struct {
+	Table   *gpurt.Table
+	Backend device.Backend // the package's registered Backend
+	// Fake and OldFake name the test double in testdata/c, and the double
+	// built as an old runtime (FAKE_CUDA_OLD), e.g. "fakecudart".
+	Fake, OldFake string
+	// Version is the Info.Version of the double; OldDriver is a driver
+	// version older than its runtime, and OldVersion the Info.Version then.
+	Version    string
+	OldDriver  int
+	OldVersion string
+}
+
+// A Device is a gpurt.Device, or a runtime package's Device that embeds one.
+type Device interface {
+	device.Device
+	Kind() abi.DeviceType
+	Ordinal() int
+	DefaultStream() uintptr
+	ErrorName(code int) string
+}
+
+// A test is one test of a runtime, run as a subtest.
+type test struct {
+	name string
+	f    func(t *testing.T, rt Runtime)
+}
+
+var doubleTests = []test{
+	{"Probe", testProbe},
+	{"ProbeCanceled", testProbeCanceled},
+	{"Registered", testRegistered},
+	{"AllocFree", testAllocFree},
+	{"Copies", testCopies},
+	{"StreamOrdering", testStreamOrdering},
+	{"Events", testEvents},
+	{"ForeignSyncEvent", testForeignSyncEvent},
+	{"StreamMisuse", testStreamMisuse},
+	{"ConcurrentDevices", testConcurrentDevices},
+	{"FaultAlloc", testFaultAlloc},
+	{"FaultCopy", testFaultCopy},
+	{"FaultEvents", testFaultEvents},
+	{"FaultStreams", testFaultStreams},
+	{"FaultProbe", testFaultProbe},
+	{"NoDevice", testNoDevice},
+	{"DriverTooOld", testDriverTooOld},
+	{"OldRuntime", testOldRuntime},
+	{"NotTheRuntime", testNotTheRuntime},
+	{"NotFound", testNotFound},
+	{"NotFoundBroken", testNotFoundBroken},
+	{"ExplicitLibraryMissing", testExplicitLibraryMissing},
+	{"ExplicitLibraryUnloadable", testExplicitLibraryUnloadable},
+}
+
+// Run runs every test of the runtime on its test double and on libraries
+// that are not the runtime. Tests of the double share its state, so none
+// of them runs in parallel.
+func Run(t *testing.T, rt Runtime) { run(t, rt, doubleTests) }
+
+// RunReal runs the tests of real devices (see RealDevices).
+func RunReal(t *testing.T, rt Runtime) { run(t, rt, realTests) }
+
+func run(t *testing.T, rt Runtime, tests []test) {
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) { tc.f(t, rt) })
+	}
+}
+
+// sym is the (preferred) symbol of op.
+func (rt Runtime) sym(op gpurt.Op) string { return rt.Table.Names(op)[0] }
+
+// kind returns the index in the table's kinds of the first of memory m, or -1.
+func (rt Runtime) kind(m gpurt.Memory) int {
+	for i, k := range rt.Table.Kinds {
+		if k.Memory == m {
+			return i
+		}
+	}
+	return -1
+}
+
+// backend is a fresh, unregistered backend that tries only paths.
+func (rt Runtime) backend(paths ...string) *gpurt.Backend {
+	return gpurt.NewBackend(rt.Table, gpurt.Paths(paths...), false)
+}
+
+// A Fake is the C test double, loaded by the same path the backend under
+// test loads, so that both share one copy and its state.
+type Fake struct {
+	t    *testing.T
+	rt   Runtime
+	path string
+	lib  *ffi.Library
+}
+
+// NewFake resets the double rt.Fake and gives it n devices.
+func NewFake(t *testing.T, rt Runtime, n int) *Fake { return newFake(t, rt, rt.Fake, n) }
+
+func newFake(t *testing.T, rt Runtime, name string, n int) *Fake {
+	t.Helper()
+	path := ctest.Path(t, name)
+	lib, err := ffi.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &Fake{t: t, rt: rt, path: path, lib: lib}
+	f.Call("fake_cuda_reset")
+	f.Call("fake_cuda_set_devices", uintptr(n))
+	return f
+}
+
+// Call calls a function of the double: a control function (fake_cuda_*)
+// or one of the runtime's, as C code would.
+func (f *Fake) Call(name string, args ...uintptr) uintptr {
+	f.t.Helper()
+	fn, err := f.lib.Symbol(name)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return ffi.Call(fn, args...)
+}
+
+// code calls a function of the runtime and returns its error code.
+func (f *Fake) code(op gpurt.Op, args ...uintptr) int32 {
+	f.t.Helper()
+	return int32(f.Call(f.rt.sym(op), args...))
+}
+
+// withString calls name with s as a C string first argument.
+func (f *Fake) withString(name, s string, args ...uintptr) uintptr {
+	f.t.Helper()
+	cs, err := ffi.CString(s)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	defer ffi.Free(cs)
+	return f.Call(name, append([]uintptr{uintptr(cs)}, args...)...)
+}
+
+// fail makes call fail once with code after n successful calls.
+func (f *Fake) fail(call string, code, n int) {
+	f.withString("fake_cuda_fail", call, uintptr(code), uintptr(n))
+}
+
+func (f *Fake) calls(call string) int64 { return int64(f.withString("fake_cuda_call_count", call)) }
+func (f *Fake) pending() int64          { return int64(f.Call("fake_cuda_pending_ops")) }
+func (f *Fake) lastKind() uintptr       { return uintptr(int32(f.Call("fake_cuda_last_memcpy_kind"))) }
+
+func (f *Fake) live() (allocs, events, streams int64) {
+	return int64(f.Call("fake_cuda_live_allocations")), int64(f.Call("fake_cuda_live_events")),
+		int64(f.Call("fake_cuda_live_streams"))
+}
+
+func (f *Fake) wantLive(allocs, events, streams int64) {
+	f.t.Helper()
+	if a, e, s := f.live(); a != allocs || e != events || s != streams {
+		f.t.Errorf("live allocations, events, streams = %d, %d, %d; want %d, %d, %d", a, e, s, allocs, events, streams)
+	}
+}
+
+// Probe probes a fresh backend on the double; at the end of the test it
+// destroys the default streams and checks that nothing leaked, neither in
+// the double nor on the C heap.
+func (f *Fake) Probe() []Device {
+	f.t.Helper()
+	heap := ffi.LiveAllocations()
+	b := f.rt.backend(f.path)
+	info, err := b.Probe(context.Background())
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	f.t.Cleanup(func() {
+		if err := b.Close(); err != nil {
+			f.t.Error(err)
+		}
+		f.wantLive(0, 0, 0)
+		if p := f.pending(); p != 0 {
+			f.t.Errorf("%d copies still queued", p)
+		}
+		if n := ffi.LiveAllocations(); n != heap {
+			f.t.Errorf("C heap blocks: %d, want %d", n, heap)
+		}
+	})
+	var ds []Device
+	for _, d := range info.Devices {
+		ds = append(ds, d.(Device))
+	}
+	return ds
+}
+
+func (rt Runtime) wantRuntimeError(t *testing.T, err error, call string, code int, msg string) {
+	t.Helper()
+	if !errors.Is(err, device.ErrRuntime) {
+		t.Fatalf("error %v is not ErrRuntime", err)
+	}
+	var re *device.RuntimeError
+	if !errors.As(err, &re) {
+		t.Fatalf("error %v holds no RuntimeError", err)
+	}
+	if re.Runtime != rt.Table.Name || re.Call != call || re.Code != code || re.Message != msg {
+		t.Fatalf("RuntimeError %+v; want %s %s %d %q", *re, rt.Table.Name, call, code, msg)
+	}
+}
+
+// HostBytes is the host view of host-accessible memory. Not inlined:
+// go1.26.8's compiler crashes (disjointTypes: "one of arguments is not a
+// pointer") on a copy of constant size into it.
+//
+//go:noinline
+func HostBytes(p device.Pointer, n int) []byte {
+	return unsafe.Slice((*byte)(abi.Pointer(uintptr(p))), n)
+}
+
+// Pattern is n bytes that differ with seed.
+func Pattern(n int, seed byte) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = seed + byte(i*7)
+	}
+	return b
+}

@@ -1,0 +1,271 @@
+package gpurttest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/purearrow/cdevice/device"
+	"github.com/purearrow/cdevice/internal/gpurt"
+)
+
+// Tests on the runtime rt.Backend finds (a real one, or whatever the
+// table's EnvLibrary names); they skip where there is no runtime or no
+// device: go test ./device/cuda -run Real on a GPU machine.
+
+// RealDevices probes rt.Backend and returns its devices, or skips.
+func RealDevices(t testing.TB, rt Runtime) []Device {
+	t.Helper()
+	info, err := rt.Backend.Probe(context.Background())
+	switch {
+	case errors.Is(err, device.ErrNotFound), errors.Is(err, device.ErrNoDevice):
+		t.Skipf("no %s: %v", rt.Table.Title, err)
+	case err != nil && strings.Contains(err.Error(), "driver too old"):
+		t.Skipf("%s unusable here: %v", rt.Table.Title, err)
+	case err != nil:
+		t.Fatal(err)
+	}
+	var ds []Device
+	for _, d := range info.Devices {
+		ds = append(ds, d.(Device))
+	}
+	return ds
+}
+
+var realTests = []test{
+	{"Probe", testRealProbe},
+	{"Copies", testRealCopies},
+	{"Events", testRealEvents},
+	{"Errors", testRealErrors},
+	{"Concurrent", testRealConcurrent},
+}
+
+func testRealProbe(t *testing.T, rt Runtime) {
+	ds := RealDevices(t, rt)
+	info, _ := rt.Backend.Probe(context.Background())
+	t.Logf("%s: %s", info.Library, info.Version)
+	if !strings.HasPrefix(info.Version, "runtime ") || len(ds)%len(rt.Table.Kinds) != 0 {
+		t.Errorf("version %q, %d devices", info.Version, len(ds))
+	}
+	for _, d := range ds {
+		free, total, err := d.MemoryInfo()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%v: %q, %d of %d MiB free", d, d.Name(), free>>20, total>>20)
+		if d.Name() == "" {
+			t.Errorf("%v: no name", d)
+		}
+		if d.Kind() != rt.Table.Kinds[rt.kind(gpurt.HostMemory)].Type && (total <= 0 || free <= 0 || free > total) {
+			t.Errorf("%v: MemoryInfo %d / %d", d, free, total)
+		}
+		if got, err := device.Lookup(d.Type(), d.ID()); err != nil || got != device.Device(d) {
+			t.Errorf("%v not registered: %v", d, err)
+		}
+	}
+}
+
+// Copies both ways and on the device, at offsets, on a stream and on the
+// default stream, for every kind of memory of every device.
+func testRealCopies(t *testing.T, rt Runtime) {
+	const n = 4 << 20
+	src := Pattern(n, 11)
+	for _, d := range RealDevices(t, rt) {
+		t.Run(fmt.Sprint(d), func(t *testing.T) {
+			a, err := d.Alloc(n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer d.Free(a)
+			b, err := d.Alloc(n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer d.Free(b)
+			for _, s := range []device.Stream{nil, mustStream(t, d)} {
+				if err := d.CopyToDevice(a, 0, src[:n/2], s); err != nil {
+					t.Fatal(err)
+				}
+				if err := d.CopyToDevice(a, n/2, src[n/2:], s); err != nil {
+					t.Fatal(err)
+				}
+				if err := d.CopyOnDevice(b, 100, a, 1000, n/2, s); err != nil {
+					t.Fatal(err)
+				}
+				dst, whole := make([]byte, n/2), make([]byte, n)
+				if err := d.CopyToHost(dst, b, 100, s); err != nil {
+					t.Fatal(err)
+				}
+				if err := d.CopyToHost(whole, a, 0, s); err != nil {
+					t.Fatal(err)
+				}
+				waitFor(t, d, s)
+				if !bytes.Equal(dst, src[1000:1000+n/2]) || !bytes.Equal(whole, src) {
+					t.Fatalf("stream %v: data differs", s)
+				}
+				if d.HostAccessible() && !bytes.Equal(HostBytes(a, n), src) {
+					t.Fatal("host view of the memory differs")
+				}
+				if s != nil {
+					if err := s.Close(); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+		})
+	}
+}
+
+func mustStream(t testing.TB, d device.Device) device.Stream {
+	s, err := d.NewStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// waitFor waits for s, or for the default stream through an event.
+func waitFor(t *testing.T, d device.Device, s device.Stream) {
+	t.Helper()
+	if s != nil {
+		if err := s.Synchronize(); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	ev, err := d.NewEvent()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ev.Close()
+	if err := ev.Record(nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := ev.Synchronize(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A second stream reads what the first wrote, ordered only by the sync
+// event; then the host waits on it.
+func testRealEvents(t *testing.T, rt Runtime) {
+	d := RealDevices(t, rt)[0]
+	const n = 64 << 20 // big enough that the copy is still running when s2 queues its read
+	buf, err := d.Alloc(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Free(buf)
+	s1, s2 := mustStream(t, d), mustStream(t, d)
+	defer s1.Close()
+	defer s2.Close()
+	ev, err := d.NewEvent()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ev.Close()
+	for i := range 3 {
+		src, dst := Pattern(n, byte(i)), make([]byte, n)
+		if err := d.CopyToDevice(buf, 0, src, s1); err != nil {
+			t.Fatal(err)
+		}
+		if err := ev.Record(s1); err != nil {
+			t.Fatal(err)
+		}
+		if i == 2 {
+			// The host waits, then reads on s2 with no event.
+			if err := d.WaitSyncEvent(ev.SyncEvent(), nil); err != nil {
+				t.Fatal(err)
+			}
+		} else if err := d.WaitSyncEvent(ev.SyncEvent(), s2); err != nil {
+			t.Fatal(err)
+		}
+		if err := d.CopyToHost(dst, buf, 0, s2); err != nil {
+			t.Fatal(err)
+		}
+		if err := s2.Synchronize(); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(dst, src) {
+			t.Fatalf("round %d: s2 read before s1's write finished", i)
+		}
+	}
+}
+
+func testRealErrors(t *testing.T, rt Runtime) {
+	d := RealDevices(t, rt)[0]
+	k := rt.Table.Kinds[0]
+	_, err := d.Alloc(int(min(uint64(1)<<50, uint64(math.MaxInt))))
+	var re *device.RuntimeError
+	if !errors.As(err, &re) || re.Call != k.Alloc || re.Code != 2 || re.Message == "" {
+		t.Errorf("Alloc(huge): %v", err)
+	}
+	if d.ErrorName(2) == "" {
+		t.Error("ErrorName(2) is empty")
+	}
+	// A pointer the runtime never gave out.
+	err = d.Free(device.Pointer(0x1000))
+	if !errors.As(err, &re) || re.Call != k.Free || re.Message == "" {
+		t.Errorf("Free(bogus): %v", err)
+	}
+	t.Logf("errors: %v", err)
+	// The device still works after those errors.
+	if err := RoundTrip(d, 1<<20, 7); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func testRealConcurrent(t *testing.T, rt Runtime) {
+	ds := RealDevices(t, rt)
+	var wg sync.WaitGroup
+	errs := make(chan error, 32)
+	for g := range 32 {
+		d := ds[g%len(ds)]
+		wg.Go(func() {
+			for i := range 20 {
+				if err := RoundTrip(d, 1<<20, byte(g+i)); err != nil {
+					errs <- fmt.Errorf("%v: %w", d, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
+
+// BenchmarkCopy measures 64 MiB copies to the first real device (toDevice)
+// or back, each waited for.
+func BenchmarkCopy(b *testing.B, rt Runtime, toDevice bool) {
+	d := RealDevices(b, rt)[0]
+	const n = 64 << 20
+	p, err := d.Alloc(n)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer d.Free(p)
+	s := mustStream(b, d)
+	defer s.Close()
+	host := Pattern(n, 1)
+	copy := func() error { return d.CopyToHost(host, p, 0, s) }
+	if toDevice {
+		copy = func() error { return d.CopyToDevice(p, 0, host, s) }
+	}
+	b.SetBytes(n)
+	for b.Loop() {
+		if err := copy(); err != nil {
+			b.Fatal(err)
+		}
+		if err := s.Synchronize(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,203 @@
+package gpurt
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"strings"
+	"unsafe"
+
+	"github.com/purearrow/cdevice/device"
+	"github.com/purearrow/cdevice/internal/ffi"
+)
+
+// A Runtime is a loaded runtime library with its table's functions bound.
+type Runtime struct {
+	t     *Table
+	lib   *ffi.Library
+	fn    [numOps]symbol
+	kinds []kindSymbols // parallel to t.Kinds
+
+	runtimeVersion, driverVersion int
+}
+
+// A symbol is a bound function and the name it was bound by, for errors.
+type symbol struct {
+	name string
+	fn   uintptr
+}
+
+type kindSymbols struct{ alloc, free symbol }
+
+// Bind looks up every function of t in lib. When any is missing the error
+// wraps device.ErrMissingSymbol and names all that are missing (the last
+// alternative of each), so that an old runtime says everything it lacks.
+func Bind(t *Table, lib *ffi.Library) (*Runtime, error) {
+	r := &Runtime{t: t, lib: lib, kinds: make([]kindSymbols, len(t.Kinds))}
+	var missing []string
+	var cause error
+	bind := func(names ...string) symbol {
+		for _, name := range names {
+			if p, err := lib.Symbol(name); err == nil {
+				return symbol{name, p}
+			} else if cause == nil {
+				cause = err
+			}
+		}
+		if last := names[len(names)-1]; !contains(missing, last) {
+			missing = append(missing, last)
+		}
+		return symbol{}
+	}
+	for op := range numOps {
+		if names := t.Names(op); len(names) > 0 {
+			r.fn[op] = bind(names...)
+		}
+	}
+	for i, k := range t.Kinds {
+		r.kinds[i] = kindSymbols{bind(k.Alloc), bind(k.Free)}
+	}
+	if len(missing) > 0 {
+		return nil, &probeError{
+			msg: fmt.Sprintf("%s: %s lacks %s (a %s runtime older than this library supports?)",
+				t.Name, lib.Path(), strings.Join(missing, ", "), t.Title),
+			sentinel: device.ErrMissingSymbol, cause: cause,
+		}
+	}
+	return r, nil
+}
+
+func contains(s []string, x string) bool {
+	for _, v := range s {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}
+
+// Call calls op, whose result is a cudaError_t / hipError_t; a non-zero
+// code is a *device.RuntimeError with the runtime's own message.
+func (r *Runtime) Call(op Op, args ...uintptr) error { return r.call(r.fn[op], args...) }
+
+func (r *Runtime) call(s symbol, args ...uintptr) error {
+	// The error type is a C enum (int): only the low 32 bits are defined.
+	if code := int32(ffi.Call(s.fn, args...)); code != 0 {
+		return r.Error(s.name, int(code))
+	}
+	return nil
+}
+
+// Error is the RuntimeError of call failing with code: the runtime's
+// description, or its name for the code where it has no description.
+func (r *Runtime) Error(call string, code int) *device.RuntimeError {
+	msg := ffi.GoString(ffi.Call(r.fn[GetErrorString].fn, uintptr(uint32(code))))
+	if msg == "" {
+		msg = r.ErrorName(code)
+	}
+	return &device.RuntimeError{Runtime: r.t.Name, Call: call, Code: code, Message: msg}
+}
+
+// ErrorName is the runtime's name for an error code, e.g. "cudaErrorMemoryAllocation".
+func (r *Runtime) ErrorName(code int) string {
+	return ffi.GoString(ffi.Call(r.fn[GetErrorName].fn, uintptr(uint32(code))))
+}
+
+// OnDevice runs f with the goroutine locked to its OS thread and ordinal
+// that thread's current device: the runtimes keep the current device per
+// thread, and a goroutine may move between threads between any two calls.
+func (r *Runtime) OnDevice(ordinal int, f func() error) error {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := r.Call(SetDevice, uintptr(ordinal)); err != nil {
+		return err
+	}
+	return f()
+}
+
+// An out is scratch for out-parameters. C writes through its address, so it
+// lives on the Go heap (which never moves) and is pinned while in use.
+type out struct {
+	pin runtime.Pinner
+	v   [2]uint64
+}
+
+func newOut() *out {
+	o := new(out)
+	o.pin.Pin(&o.v)
+	return o
+}
+
+func (o *out) ptr(i int) uintptr     { return uintptr(unsafe.Pointer(&o.v[i])) }
+func (o *out) int(i int) int         { return int(*(*int32)(unsafe.Pointer(&o.v[i]))) }
+func (o *out) uintptr(i int) uintptr { return *(*uintptr)(unsafe.Pointer(&o.v[i])) }
+func (o *out) release()              { o.pin.Unpin() }
+
+// versions reads the runtime's and the driver's versions.
+func (r *Runtime) versions() error {
+	o := newOut()
+	defer o.release()
+	if err := r.Call(RuntimeGetVersion, o.ptr(0)); err != nil {
+		return err
+	}
+	if err := r.Call(DriverGetVersion, o.ptr(1)); err != nil {
+		return err
+	}
+	r.runtimeVersion, r.driverVersion = o.int(0), o.int(1)
+	return nil
+}
+
+// Version is "runtime X, driver Y", without the driver when there is none.
+func (r *Runtime) Version() string {
+	v := "runtime " + r.t.FormatVersion(r.runtimeVersion)
+	if r.driverVersion > 0 {
+		v += ", driver " + r.t.FormatVersion(r.driverVersion)
+	}
+	return v
+}
+
+// deviceCount returns how many devices there are, or why none can be used.
+func (r *Runtime) deviceCount() (int, error) {
+	o := newOut()
+	defer o.release()
+	err := r.Call(GetDeviceCount, o.ptr(0))
+	n := o.int(0)
+	t, c := r.t, r.t.Codes
+	var re *device.RuntimeError
+	if !errors.As(err, &re) {
+		if err == nil && n <= 0 {
+			return 0, &probeError{msg: fmt.Sprintf("%s: no device (%s): %s found none", t.Name, r.codeName(c.NoDevice), r.fn[GetDeviceCount].name),
+				sentinel: device.ErrNoDevice}
+		}
+		return n, err
+	}
+	switch re.Code {
+	case c.NoDevice:
+		msg := fmt.Sprintf("%s: no device (%s)", t.Name, r.codeName(re.Code))
+		// Some runtimes (HIP 5) describe codes by their names.
+		if re.Message != "" && re.Message != r.ErrorName(re.Code) {
+			msg += ": " + re.Message
+		}
+		return 0, &probeError{msg: msg, sentinel: device.ErrNoDevice, cause: re}
+	case c.InsufficientDriver:
+		if r.driverVersion == 0 {
+			return 0, &probeError{msg: fmt.Sprintf("%s: no device: no %s is installed: %v", t.Name, t.Driver, re),
+				sentinel: device.ErrNoDevice, cause: re}
+		}
+		return 0, &probeError{msg: fmt.Sprintf("%s: driver too old: it supports %s %s, the runtime is %s %s: %v", t.Name,
+			t.Title, t.FormatVersion(r.driverVersion), t.Title, t.FormatVersion(r.runtimeVersion), re),
+			sentinel: device.ErrRuntime, cause: re}
+	case c.StubLibrary:
+		return 0, &probeError{msg: fmt.Sprintf("%s: no device: the %s library is an SDK's stub, not a driver: %v", t.Name, t.Driver, re),
+			sentinel: device.ErrNoDevice, cause: re}
+	}
+	return 0, re
+}
+
+// codeName is "cudaErrorNoDevice, 100".
+func (r *Runtime) codeName(code int) string {
+	if name := r.ErrorName(code); name != "" {
+		return fmt.Sprintf("%s, %d", name, code)
+	}
+	return fmt.Sprint(code)
+}

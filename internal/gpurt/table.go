@@ -1,0 +1,123 @@
+package gpurt
+
+import (
+	"github.com/purearrow/cdevice/abi"
+	"github.com/purearrow/cdevice/device"
+)
+
+// An Op is one call of the API that both runtimes have, named without the
+// runtime's prefix: GetDeviceCount is cudaGetDeviceCount and hipGetDeviceCount.
+type Op int
+
+// The calls a Table names. GetDeviceCount comes first, so that a library
+// that is not the runtime at all is reported by it.
+const (
+	GetDeviceCount Op = iota
+	SetDevice
+	RuntimeGetVersion
+	DriverGetVersion
+	GetErrorString
+	GetErrorName
+	GetDeviceProperties // (prop*, ordinal); name[256] is the first member, and the only one read
+	DeviceGetAttribute  // (int*, attribute, ordinal), for Table.Attributes
+	MemGetInfo
+	MemcpyAsync
+	StreamCreateWithFlags
+	StreamSynchronize
+	StreamDestroy
+	StreamWaitEvent
+	EventCreateWithFlags
+	EventRecord
+	EventSynchronize
+	EventDestroy
+	numOps
+)
+
+var opNames = [numOps]string{
+	"GetDeviceCount", "SetDevice", "RuntimeGetVersion", "DriverGetVersion",
+	"GetErrorString", "GetErrorName", "GetDeviceProperties", "DeviceGetAttribute",
+	"MemGetInfo", "MemcpyAsync", "StreamCreateWithFlags", "StreamSynchronize",
+	"StreamDestroy", "StreamWaitEvent", "EventCreateWithFlags", "EventRecord",
+	"EventSynchronize", "EventDestroy",
+}
+
+func (op Op) String() string { return opNames[op] }
+
+// Memory is what an allocation of a Kind is.
+type Memory int
+
+const (
+	// DeviceMemory: device memory; host code must not touch it.
+	DeviceMemory Memory = iota
+	// HostMemory: pinned host memory, which the device reads over the bus.
+	HostMemory
+	// ManagedMemory: memory the runtime migrates between host and device.
+	ManagedMemory
+)
+
+// A Kind is one kind of memory a runtime offers; each becomes a Device per
+// GPU. Host and managed memory are host-accessible, and copies to or from
+// them let the runtime infer the direction from the (unified) addresses.
+type Kind struct {
+	Memory Memory
+	Type   abi.DeviceType
+	// Alloc is called as Alloc(void **p, size_t size, AllocArgs...), Free
+	// as Free(void *p).
+	Alloc, Free string
+	AllocArgs   []uintptr
+}
+
+// MemcpyKinds are the values of cudaMemcpyKind / hipMemcpyKind.
+type MemcpyKinds struct {
+	HostToDevice, DeviceToHost, DeviceToDevice uintptr
+	// Default infers the direction from the pointers (unified addressing).
+	Default uintptr
+}
+
+// Codes are the error codes of GetDeviceCount that say why the runtime
+// cannot be used; 0 where a runtime has no such code.
+type Codes struct {
+	NoDevice           int // there is no device
+	InsufficientDriver int // the driver is older than the runtime, or absent (driver version 0)
+	StubLibrary        int // the driver library is an SDK's stub, not a driver
+}
+
+// A Table describes one runtime of the CUDA-runtime shape.
+type Table struct {
+	Name       string // "cuda": the backend's name, RuntimeError.Runtime, the first word of errors
+	Title      string // "CUDA": the runtime as messages name it
+	Driver     string // "NVIDIA driver": what the runtime needs installed, for the error when it is not
+	EnvLibrary string // the variable naming the one library to load (see Search)
+
+	// Prefix+op.String() is an op's symbol, except where Symbols names it:
+	// alternatives there are tried in order; an empty list leaves the op
+	// unbound (a runtime that has no use for it).
+	Prefix  string
+	Symbols map[Op][]string
+
+	Kinds []Kind // in the order a probe lists them for each GPU
+	// Attributes are DeviceGetAttribute numbers read for each GPU at probe;
+	// Device.Attribute returns them.
+	Attributes []int
+
+	Memcpy             MemcpyKinds
+	StreamNonBlocking  uintptr // StreamCreateWithFlags flag: no implicit sync with the null stream
+	EventDisableTiming uintptr // EventCreateWithFlags flag: sync events need no timestamps
+	Codes              Codes
+
+	// FormatVersion writes a version as RuntimeGetVersion and
+	// DriverGetVersion encode it.
+	FormatVersion func(v int) string
+	// Wrap returns the runtime package's Device for d (so that it can add
+	// methods); nil: d itself.
+	Wrap func(d *Device) device.Device
+}
+
+// Names returns the symbols of op, preferred first; none when op is not
+// bound for this runtime.
+func (t *Table) Names(op Op) []string {
+	if names, ok := t.Symbols[op]; ok {
+		return names
+	}
+	return []string{t.Prefix + op.String()}
+}
