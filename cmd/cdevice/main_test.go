@@ -80,6 +80,28 @@ func TestDevicesJSON(t *testing.T) {
 	}
 }
 
+// HIP for real (Debian's libamdhip64, no AMD GPU here): discovery finds the
+// library, reports hipErrorNoDevice (100), and with CUDA and OpenCL out of
+// the way the default falls back to the CPU, saying why.
+func TestHIPNoDeviceFallsBackToCPU(t *testing.T) {
+	bin := buildCommand(t)
+	r := runJSON(t, bin, "CDEVICE_CUDA_LIBRARY=/nonexistent", "CDEVICE_OPENCL_LIBRARY=/nonexistent")
+	for _, b := range r.Backends {
+		if b.Name != "hip" {
+			continue
+		}
+		if b.Available || !strings.Contains(b.Reason, "hipErrorNoDevice, 100") {
+			if strings.Contains(b.Reason, "not installed") && os.Getenv("CI") != "true" {
+				t.Skipf("libamdhip64 is not installed: %s", b.Reason)
+			}
+			t.Fatalf("hip: available=%v reason %q, want no device (100)", b.Available, b.Reason)
+		}
+	}
+	if r.Default != "cpu" || !strings.Contains(r.DefaultReason, "hipErrorNoDevice, 100") {
+		t.Errorf("default %q (%s), want cpu because hip has no device", r.Default, r.DefaultReason)
+	}
+}
+
 func TestDevicesText(t *testing.T) {
 	bin := buildCommand(t)
 	out, err := exec.Command(bin, "devices").Output()
