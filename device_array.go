@@ -58,7 +58,7 @@ var ErrNotReadable = fmt.Errorf("%w: the array's device has no loaded backend to
 type deviceOwner struct {
 	refs   atomic.Int64
 	dev    device.Device
-	allocs []device.Pointer
+	allocs []DeviceBuffer // memory from allocDevice
 	event  device.Event
 	imp    *arrayImport
 }
@@ -79,8 +79,8 @@ func (o *deviceOwner) release() {
 	if o.event != nil {
 		o.event.Close()
 	}
-	for _, p := range o.allocs {
-		o.dev.Free(p)
+	for _, b := range o.allocs {
+		freeDevice(o.dev, b.Ptr, b.Size)
 	}
 	if o.imp != nil {
 		o.imp.release()
@@ -165,12 +165,12 @@ func (u *upload) node(d arrow.ArrayData, depth int) (*DeviceArray, error) {
 			return
 		}
 		var p device.Pointer
-		if p, err = u.dev.Alloc(len(b)); err != nil {
+		if p, err = allocDevice(u.dev, len(b)); err != nil {
 			return
 		}
-		u.owner.allocs = append(u.owner.allocs, p)
-		u.pin.Pin(&b[0])
 		a.Buffers[i] = DeviceBuffer{Ptr: p, Size: int64(len(b))}
+		u.owner.allocs = append(u.owner.allocs, a.Buffers[i])
+		u.pin.Pin(&b[0])
 		err = u.dev.CopyToDevice(p, 0, b, u.stream)
 	})
 	if err != nil {
@@ -223,12 +223,23 @@ type hostCopy struct {
 	bufs  [][]byte
 }
 
+// The importer calls this when the last arrow-go reference to a host copy
+// goes: its buffers go back to the memory cache.
 var hostCopyReleaseCB = ffi.NewCallback1("host copy release", func(p uintptr) uintptr {
 	a := (*abi.Array)(abi.Pointer(p))
-	ffi.Handle(a.PrivateData).Delete()
+	if h, ok := ffi.Handle(a.PrivateData).Delete(); ok {
+		h.(*hostCopy).free()
+	}
 	a.Release, a.PrivateData = 0, 0
 	return 0
 })
+
+func (h *hostCopy) free() {
+	for _, b := range h.bufs {
+		freeHost(b)
+	}
+	h.bufs = nil
+}
 
 // download copies every buffer of a to Go memory on one stream with one
 // synchronization.
@@ -250,6 +261,7 @@ func download(ctx context.Context, a *DeviceArray) (*hostCopy, error) {
 	}
 	if err != nil {
 		ffi.Handle(d.handle).Delete()
+		d.h.free()
 		return nil, err
 	}
 	return d.h, nil
@@ -296,12 +308,12 @@ func (d *downloader) node(a *DeviceArray, out *abi.Array) error {
 		case b.Size < 0:
 			return ErrNotReadable
 		default:
-			host := make([]byte, b.Size)
+			host := allocHost(b.Size)
 			d.pin.Pin(&host[0])
+			d.h.bufs = append(d.h.bufs, host)
 			if err := a.Device.CopyToHost(host, b.Ptr, 0, d.s); err != nil {
 				return err
 			}
-			d.h.bufs = append(d.h.bufs, host)
 			ptrs[i] = uintptr(unsafe.Pointer(&host[0]))
 		}
 	}

@@ -19,7 +19,17 @@ import (
 // often an import waits on a device.
 type countingDevice struct {
 	device.Device
-	syncs atomic.Int64
+	syncs, allocs, frees atomic.Int64
+}
+
+func (d *countingDevice) Alloc(size int) (device.Pointer, error) {
+	d.allocs.Add(1)
+	return d.Device.Alloc(size)
+}
+
+func (d *countingDevice) Free(p device.Pointer) error {
+	d.frees.Add(1)
+	return d.Device.Free(p)
 }
 
 func (*countingDevice) Type() abi.DeviceType { return abi.DeviceExtDev }
