@@ -38,6 +38,16 @@ func ImportDeviceRecordBatch(arr *abi.DeviceArray, schema *abi.Schema) (*DeviceR
 		releaseDeviceArray(arr)
 		return nil, err
 	}
+	return ImportDeviceRecordBatchWithSchema(arr, sc)
+}
+
+// ImportDeviceRecordBatchWithSchema is ImportDeviceRecordBatch with a schema
+// already imported (a stream's).
+func ImportDeviceRecordBatchWithSchema(arr *abi.DeviceArray, sc *arrow.Schema) (*DeviceRecordBatch, error) {
+	if sc == nil {
+		releaseDeviceArray(arr)
+		return nil, invalidf("nil schema")
+	}
 	root, err := importDeviceTree(arr, arrow.StructOf(sc.Fields()...))
 	if err != nil {
 		return nil, err

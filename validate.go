@@ -45,6 +45,13 @@ func (c importConfig) validate(arr arrow.Array) error {
 	return ValidateFull(arr)
 }
 
+// ValidateRecordBatch checks rb as an import with opts would (nothing unless
+// WithFullValidation is among them). Stream readers use it for batches that
+// reach them without an import.
+func ValidateRecordBatch(rb arrow.RecordBatch, opts ...ImportOption) error {
+	return applyImportOptions(opts).validateBatch(rb)
+}
+
 // validateBatch is validate for an imported record batch, naming columns.
 func (c importConfig) validateBatch(rb arrow.RecordBatch) error {
 	if !c.full {

@@ -1,0 +1,86 @@
+package stream
+
+import (
+	"errors"
+	"fmt"
+	"syscall"
+
+	"github.com/purearrow/cdevice"
+)
+
+var (
+	// ErrProducer: a C producer's get_schema or get_next failed; the error
+	// is a *ProducerError.
+	ErrProducer = errors.New("stream: producer failed")
+	// ErrEmptyBatches: the producer sent more consecutive empty batches than
+	// WithMaxEmptyBatches allows. It wraps cdevice.ErrInvalid.
+	ErrEmptyBatches = fmt.Errorf("%w: stream: too many consecutive empty batches", cdevice.ErrInvalid)
+	// ErrReleased: the stream struct was already released.
+	ErrReleased = cdevice.ErrReleased
+)
+
+// A ProducerError is a failed get_schema or get_next of a C producer: its
+// errno-style code and the message get_last_error gave (empty if none).
+type ProducerError struct {
+	Call    string // "get_schema" or "get_next"
+	Code    int
+	Message string
+}
+
+func (e *ProducerError) Error() string {
+	if e.Message == "" {
+		return fmt.Sprintf("stream: %s failed with code %d", e.Call, e.Code)
+	}
+	return fmt.Sprintf("stream: %s failed with code %d: %s", e.Call, e.Code, e.Message)
+}
+
+func (e *ProducerError) Unwrap() error { return ErrProducer }
+
+// errno-style codes handed to C consumers (POSIX numbers, whatever the OS).
+const (
+	codeEIO    = 5
+	codeENOMEM = 12
+	codeEINVAL = 22
+)
+
+// errorCode picks the code a C consumer gets for err: a syscall.Errno in
+// the chain as is, EINVAL for invalid input, EIO otherwise.
+func errorCode(err error) int32 {
+	var n syscall.Errno
+	switch {
+	case errors.As(err, &n) && n != 0:
+		return int32(n)
+	case errors.Is(err, cdevice.ErrInvalid):
+		return codeEINVAL
+	}
+	return codeEIO
+}
+
+// An Option changes how a stream is imported.
+type Option func(*config)
+
+type config struct {
+	maxEmpty   int
+	importOpts []cdevice.ImportOption
+}
+
+// WithMaxEmptyBatches makes the import fail with ErrEmptyBatches after n
+// consecutive zero-length batches: some producers, given an empty input,
+// return empty batches forever.
+func WithMaxEmptyBatches(n int) Option { return func(c *config) { c.maxEmpty = n } }
+
+// WithImportOptions applies cdevice import options (such as
+// cdevice.WithFullValidation) to every batch.
+func WithImportOptions(opts ...cdevice.ImportOption) Option {
+	return func(c *config) { c.importOpts = append(c.importOpts, opts...) }
+}
+
+func newConfig(opts []Option) config {
+	var c config
+	for _, o := range opts {
+		if o != nil {
+			o(&c)
+		}
+	}
+	return c
+}

@@ -1,0 +1,295 @@
+package stream
+
+import (
+	"context"
+	"fmt"
+	"iter"
+	"sync"
+	"unsafe"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/purearrow/cdevice"
+	"github.com/purearrow/cdevice/abi"
+	"github.com/purearrow/cdevice/device"
+	"github.com/purearrow/cdevice/internal/ffi"
+)
+
+// An exporter is the Go side of a stream we exported; its callbacks are
+// serialized by mu, so C threads calling at once cannot race.
+type exporter struct {
+	mu       sync.Mutex
+	schema   *arrow.Schema
+	next     func() (batch, error) // nil batch: the end
+	stop     func()
+	lastErr  unsafe.Pointer // C string from the last failed call, or nil
+	released bool
+}
+
+// A batch is what an exporter hands out: a record batch for an
+// ArrowArrayStream, a device record batch for an ArrowDeviceArrayStream.
+type batch interface{ Release() }
+
+// fail records err for get_last_error and returns its code.
+func (e *exporter) fail(err error) uintptr {
+	e.clearError()
+	e.lastErr, _ = ffi.CString(err.Error())
+	return uintptr(uint32(errorCode(err)))
+}
+
+func (e *exporter) clearError() {
+	ffi.Free(e.lastErr)
+	e.lastErr = nil
+}
+
+// call runs f for a live stream under the lock: every callback goes
+// through it.
+func call(privateData uintptr, f func(e *exporter) uintptr) uintptr {
+	v, ok := ffi.Handle(privateData).Value()
+	if !ok {
+		return codeEINVAL
+	}
+	e := v.(*exporter)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.released {
+		return codeEINVAL
+	}
+	return f(e)
+}
+
+func (e *exporter) getSchema(out *abi.Schema) uintptr {
+	e.clearError()
+	if out == nil {
+		return e.fail(fmt.Errorf("%w: get_schema: NULL out", cdevice.ErrInvalid))
+	}
+	if err := cdevice.ExportSchema(e.schema, out); err != nil {
+		return e.fail(err)
+	}
+	return 0
+}
+
+// nextBatch returns the next batch (nil at the end), checked against the
+// stream's schema.
+func (e *exporter) nextBatch() (batch, error) {
+	e.clearError()
+	b, err := e.next()
+	if err != nil || b == nil {
+		return nil, err
+	}
+	var sc *arrow.Schema
+	switch b := b.(type) {
+	case arrow.RecordBatch:
+		sc = b.Schema()
+	case *cdevice.DeviceRecordBatch:
+		sc = b.Schema
+	}
+	if sc != e.schema && !sc.Equal(e.schema) {
+		b.Release()
+		return nil, fmt.Errorf("%w: a batch's schema %s differs from the stream's %s", cdevice.ErrInvalid, sc, e.schema)
+	}
+	return b, nil
+}
+
+func (e *exporter) release(handle uintptr) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.released {
+		return
+	}
+	e.released = true
+	e.stop()
+	e.clearError()
+	ffi.Handle(handle).Delete()
+}
+
+var (
+	arrayStreamGetSchema = ffi.NewCallback2("ArrowArrayStream.get_schema", func(s, out uintptr) uintptr {
+		return call(arrayStreamAt(s).PrivateData, func(e *exporter) uintptr { return e.getSchema((*abi.Schema)(abi.Pointer(out))) })
+	})
+	arrayStreamGetNext = ffi.NewCallback2("ArrowArrayStream.get_next", func(s, out uintptr) uintptr {
+		return call(arrayStreamAt(s).PrivateData, func(e *exporter) uintptr {
+			return e.getNext(func(b batch) error {
+				return cdevice.ExportRecordBatch(b.(arrow.RecordBatch), (*abi.Array)(abi.Pointer(out)), nil)
+			}, func() { *(*abi.Array)(abi.Pointer(out)) = abi.Array{} }, out)
+		})
+	})
+	arrayStreamGetLastError = ffi.NewCallback1("ArrowArrayStream.get_last_error", func(s uintptr) uintptr {
+		return lastError(arrayStreamAt(s).PrivateData)
+	})
+	arrayStreamRelease = ffi.NewCallback1("ArrowArrayStream.release", func(s uintptr) uintptr {
+		st := arrayStreamAt(s)
+		if st.Release != 0 {
+			releaseExporter(st.PrivateData)
+			st.Release, st.PrivateData = 0, 0
+		}
+		return 0
+	})
+)
+
+func arrayStreamAt(p uintptr) *abi.ArrayStream { return (*abi.ArrayStream)(abi.Pointer(p)) }
+
+// getNext exports the next batch with export, or marks out released with
+// end at the end of the stream.
+func (e *exporter) getNext(export func(batch) error, end func(), out uintptr) uintptr {
+	if out == 0 {
+		return e.fail(fmt.Errorf("%w: get_next: NULL out", cdevice.ErrInvalid))
+	}
+	b, err := e.nextBatch()
+	if err != nil {
+		return e.fail(err)
+	}
+	if b == nil {
+		end()
+		return 0
+	}
+	err = export(b)
+	if _, ok := b.(*cdevice.DeviceRecordBatch); ok {
+		b.Release() // the export holds its own reference
+	}
+	if err != nil {
+		return e.fail(err)
+	}
+	return 0
+}
+
+func lastError(privateData uintptr) uintptr {
+	v, ok := ffi.Handle(privateData).Value()
+	if !ok {
+		return 0
+	}
+	e := v.(*exporter)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return uintptr(e.lastErr)
+}
+
+func releaseExporter(privateData uintptr) {
+	if v, ok := ffi.Handle(privateData).Value(); ok {
+		v.(*exporter).release(privateData)
+	}
+}
+
+// ExportReader exports rdr as an ArrowArrayStream into out. rdr is retained
+// until the consumer releases the stream; batches are exported zero-copy.
+func ExportReader(rdr array.RecordReader, out *abi.ArrayStream) error {
+	if rdr == nil || out == nil {
+		return fmt.Errorf("%w: ExportReader: nil reader or out", cdevice.ErrInvalid)
+	}
+	rdr.Retain()
+	e := &exporter{schema: rdr.Schema(), stop: rdr.Release}
+	e.next = func() (batch, error) {
+		if rdr.Next() {
+			return rdr.RecordBatch(), nil
+		}
+		return nil, rdr.Err()
+	}
+	*out = abi.ArrayStream{
+		GetSchema:    arrayStreamGetSchema.Ptr(),
+		GetNext:      arrayStreamGetNext.Ptr(),
+		GetLastError: arrayStreamGetLastError.Ptr(),
+		Release:      arrayStreamRelease.Ptr(),
+		PrivateData:  uintptr(ffi.NewHandle(e)),
+	}
+	return nil
+}
+
+var (
+	deviceStreamGetSchema = ffi.NewCallback2("ArrowDeviceArrayStream.get_schema", func(s, out uintptr) uintptr {
+		return call(deviceStreamAt(s).PrivateData, func(e *exporter) uintptr { return e.getSchema((*abi.Schema)(abi.Pointer(out))) })
+	})
+	deviceStreamGetNext = ffi.NewCallback2("ArrowDeviceArrayStream.get_next", func(s, out uintptr) uintptr {
+		st := deviceStreamAt(s)
+		return call(st.PrivateData, func(e *exporter) uintptr {
+			return e.getNext(func(b batch) error {
+				db := b.(*cdevice.DeviceRecordBatch)
+				if db.Device() != nil && db.Device().Type() != st.DeviceType {
+					return fmt.Errorf("%w: a batch on %s in a %s stream", cdevice.ErrInvalid, db.Device().Type(), st.DeviceType)
+				}
+				return db.Export((*abi.DeviceArray)(abi.Pointer(out)), nil)
+			}, func() { *(*abi.DeviceArray)(abi.Pointer(out)) = abi.DeviceArray{} }, out)
+		})
+	})
+	deviceStreamGetLastError = ffi.NewCallback1("ArrowDeviceArrayStream.get_last_error", func(s uintptr) uintptr {
+		return lastError(deviceStreamAt(s).PrivateData)
+	})
+	deviceStreamRelease = ffi.NewCallback1("ArrowDeviceArrayStream.release", func(s uintptr) uintptr {
+		st := deviceStreamAt(s)
+		if st.Release != 0 {
+			releaseExporter(st.PrivateData)
+			st.Release, st.PrivateData = 0, 0
+		}
+		return 0
+	})
+)
+
+func deviceStreamAt(p uintptr) *abi.DeviceArrayStream {
+	return (*abi.DeviceArrayStream)(abi.Pointer(p))
+}
+
+// ExportDeviceStream exports batches, device record batches of schema sc on
+// devices of type deviceType, as an ArrowDeviceArrayStream into out. Each
+// batch is exported with its sync event and then released (the export holds
+// its own reference); a batch on another device type fails the stream.
+func ExportDeviceStream(sc *arrow.Schema, deviceType abi.DeviceType, batches iter.Seq2[*cdevice.DeviceRecordBatch, error], out *abi.DeviceArrayStream) error {
+	return exportDeviceStream(sc, deviceType, batches, func() {}, out)
+}
+
+// exportDeviceStream is ExportDeviceStream with cleanup run at release
+// (iter.Pull2's stop does not run a sequence that never started).
+func exportDeviceStream(sc *arrow.Schema, deviceType abi.DeviceType, batches iter.Seq2[*cdevice.DeviceRecordBatch, error], cleanup func(), out *abi.DeviceArrayStream) error {
+	if sc == nil || batches == nil || out == nil {
+		return fmt.Errorf("%w: ExportDeviceStream: nil schema, batches or out", cdevice.ErrInvalid)
+	}
+	next, stop := iter.Pull2(batches)
+	e := &exporter{schema: sc, stop: func() { stop(); cleanup() }}
+	e.next = func() (batch, error) {
+		b, err, ok := next()
+		switch {
+		case !ok:
+			return nil, nil
+		case err != nil:
+			if b != nil {
+				b.Release()
+			}
+			return nil, err
+		case b == nil:
+			return nil, fmt.Errorf("%w: the batch source yielded a nil batch", cdevice.ErrInvalid)
+		}
+		return b, nil
+	}
+	*out = abi.DeviceArrayStream{
+		DeviceType:   deviceType,
+		GetSchema:    deviceStreamGetSchema.Ptr(),
+		GetNext:      deviceStreamGetNext.Ptr(),
+		GetLastError: deviceStreamGetLastError.Ptr(),
+		Release:      deviceStreamRelease.Ptr(),
+		PrivateData:  uintptr(ffi.NewHandle(e)),
+	}
+	return nil
+}
+
+// ExportReaderToDevice exports rdr as an ArrowDeviceArrayStream on dev,
+// copying each batch to dev when the consumer asks for it.
+func ExportReaderToDevice(ctx context.Context, rdr array.RecordReader, dev device.Device, out *abi.DeviceArrayStream) error {
+	if rdr == nil || dev == nil {
+		return fmt.Errorf("%w: ExportReaderToDevice: nil reader or device", cdevice.ErrInvalid)
+	}
+	rdr.Retain()
+	batches := func(yield func(*cdevice.DeviceRecordBatch, error) bool) {
+		for rdr.Next() {
+			db, err := cdevice.CopyRecordBatchToDevice(ctx, rdr.RecordBatch(), dev)
+			if !yield(db, err) || err != nil {
+				return
+			}
+		}
+		if err := rdr.Err(); err != nil {
+			yield(nil, err)
+		}
+	}
+	if err := exportDeviceStream(rdr.Schema(), dev.Type(), batches, rdr.Release, out); err != nil {
+		rdr.Release()
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,344 @@
+package stream
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"iter"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/purearrow/cdevice"
+	"github.com/purearrow/cdevice/abi"
+	"github.com/purearrow/cdevice/internal/ffi"
+)
+
+// A cstream is an imported stream of either kind: our copy of the C struct
+// (moved from the caller's, and passed to its functions), its functions,
+// the schema, and when it is a stream this package exported, the exporter,
+// read directly.
+type cstream struct {
+	self                                      unsafe.Pointer
+	getSchema, getNext, getLastError, release uintptr
+	schema                                    *arrow.Schema
+	cfg                                       config
+	empties                                   int
+	refs                                      atomic.Int64
+	direct                                    *exporter
+}
+
+func (c *cstream) init(self unsafe.Pointer, getSchema, getNext, getLastError, release, privateData uintptr, ours bool, opts []Option) error {
+	*c = cstream{self: self, getSchema: getSchema, getNext: getNext, getLastError: getLastError, release: release, cfg: newConfig(opts)}
+	c.refs.Store(1)
+	if ours && cdevice.IdentityImports() {
+		if v, ok := ffi.Handle(privateData).Value(); ok {
+			c.direct = v.(*exporter)
+			c.schema = c.direct.schema
+			return nil
+		}
+	}
+	var sch abi.Schema
+	if rc := int32(ffi.Call(getSchema, uintptr(self), uintptr(unsafe.Pointer(&sch)))); rc != 0 {
+		c.releaseC()
+		return c.producerError("get_schema", rc)
+	}
+	var err error
+	if c.schema, err = cdevice.ImportSchema(&sch); err != nil {
+		c.releaseC()
+		return err
+	}
+	return nil
+}
+
+func (c *cstream) producerError(call string, rc int32) error {
+	var msg string
+	if c.getLastError != 0 {
+		msg = ffi.GoString(ffi.Call(c.getLastError, uintptr(c.self)))
+	}
+	return &ProducerError{Call: call, Code: int(rc), Message: msg}
+}
+
+// next asks the producer for a batch into out; false at the end.
+func (c *cstream) next(out unsafe.Pointer, released func() bool) (bool, error) {
+	if rc := int32(ffi.Call(c.getNext, uintptr(c.self), uintptr(out))); rc != 0 {
+		return false, c.producerError("get_next", rc)
+	}
+	return !released(), nil
+}
+
+// checkEmpty counts consecutive empty batches against WithMaxEmptyBatches.
+func (c *cstream) checkEmpty(rows int64) error {
+	if rows != 0 {
+		c.empties = 0
+		return nil
+	}
+	if c.empties++; c.cfg.maxEmpty > 0 && c.empties >= c.cfg.maxEmpty {
+		return fmt.Errorf("%w (%d)", ErrEmptyBatches, c.empties)
+	}
+	return nil
+}
+
+func (c *cstream) retain() { c.refs.Add(1) }
+
+// drop releases a reference; the last calls the producer's release.
+func (c *cstream) drop() bool {
+	if c.refs.Add(-1) != 0 {
+		return false
+	}
+	c.releaseC()
+	return true
+}
+
+func (c *cstream) releaseC() { ffi.Call(c.release, uintptr(c.self)) }
+
+// A Reader reads an imported ArrowArrayStream. It implements
+// array.RecordReader; a batch from RecordBatch is valid until the next call
+// of Next (Retain it to keep it). Not safe for concurrent use.
+type Reader struct {
+	c    cstream
+	own  abi.ArrayStream
+	out  abi.Array
+	cur  arrow.RecordBatch
+	err  error
+	done bool
+}
+
+// ImportReader imports an ArrowArrayStream: the schema now (get_schema), the
+// batches as Next asks for them. The stream is moved into the Reader and
+// released with it.
+func ImportReader(s *abi.ArrayStream, opts ...Option) (*Reader, error) {
+	if s == nil {
+		return nil, fmt.Errorf("%w: nil ArrowArrayStream", cdevice.ErrInvalid)
+	}
+	if s.Release == 0 {
+		return nil, ErrReleased
+	}
+	r := &Reader{own: *s}
+	s.Release = 0 // moved
+	o := &r.own
+	if err := r.c.init(unsafe.Pointer(o), o.GetSchema, o.GetNext, o.GetLastError, o.Release, o.PrivateData,
+		arrayStreamRelease.Is(o.Release), opts); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// Schema is the stream's schema.
+func (r *Reader) Schema() *arrow.Schema { return r.c.schema }
+
+// Next advances to the next batch; false at the end or on an error (Err).
+func (r *Reader) Next() bool {
+	if r.cur != nil {
+		r.cur.Release()
+		r.cur = nil
+	}
+	if r.done {
+		return false
+	}
+	rb, err := r.read()
+	if err == nil && rb != nil {
+		if err = r.c.checkEmpty(rb.NumRows()); err != nil {
+			rb.Release()
+		}
+	}
+	if err != nil || rb == nil {
+		r.err, r.done = err, true
+		return false
+	}
+	r.cur = rb
+	return true
+}
+
+func (r *Reader) read() (arrow.RecordBatch, error) {
+	if e := r.c.direct; e != nil {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		if e.released {
+			return nil, ErrReleased
+		}
+		b, err := e.nextBatch()
+		if b == nil {
+			return nil, err
+		}
+		rb := b.(arrow.RecordBatch)
+		rb.Retain()
+		return rb, cdevice.ValidateRecordBatch(rb, r.c.cfg.importOpts...)
+	}
+	ok, err := r.c.next(unsafe.Pointer(&r.out), r.out.Released)
+	if !ok {
+		return nil, err
+	}
+	return cdevice.ImportRecordBatchWithSchema(&r.out, r.c.schema, r.c.cfg.importOpts...)
+}
+
+// RecordBatch is the current batch.
+func (r *Reader) RecordBatch() arrow.RecordBatch { return r.cur }
+
+// Record is RecordBatch, for array.RecordReader.
+func (r *Reader) Record() arrow.RecordBatch { return r.cur }
+
+// Err is the error that ended the stream, or nil at a clean end.
+func (r *Reader) Err() error { return r.err }
+
+// Retain adds a reference.
+func (r *Reader) Retain() { r.c.retain() }
+
+// Release drops a reference; the last releases the current batch and the C
+// stream. Batches retained by the caller stay valid.
+func (r *Reader) Release() {
+	cur := r.cur
+	if r.c.drop() {
+		r.cur = nil
+		if cur != nil {
+			cur.Release()
+		}
+	}
+}
+
+// All yields every remaining batch, valid during the loop body (Retain it
+// to keep it), then (nil, err) if the stream failed or ctx is done.
+func (r *Reader) All(ctx context.Context) iter.Seq2[arrow.RecordBatch, error] {
+	return func(yield func(arrow.RecordBatch, error) bool) {
+		for {
+			if err := ctx.Err(); err != nil {
+				yield(nil, err)
+				return
+			}
+			if !r.Next() {
+				if r.err != nil {
+					yield(nil, r.err)
+				}
+				return
+			}
+			if !yield(r.cur, nil) {
+				return
+			}
+		}
+	}
+}
+
+// A DeviceReader reads an imported ArrowDeviceArrayStream. Not safe for
+// concurrent use.
+type DeviceReader struct {
+	c    cstream
+	own  abi.DeviceArrayStream
+	out  abi.DeviceArray
+	done bool
+	err  error
+}
+
+// ImportDeviceStream imports an ArrowDeviceArrayStream: the schema now, the
+// batches as Next asks for them, each checked to be on the stream's device
+// type. The stream is moved into the DeviceReader and released with it.
+func ImportDeviceStream(s *abi.DeviceArrayStream, opts ...Option) (*DeviceReader, error) {
+	if s == nil {
+		return nil, fmt.Errorf("%w: nil ArrowDeviceArrayStream", cdevice.ErrInvalid)
+	}
+	if s.Release == 0 {
+		return nil, ErrReleased
+	}
+	r := &DeviceReader{own: *s}
+	s.Release = 0
+	o := &r.own
+	if err := r.c.init(unsafe.Pointer(o), o.GetSchema, o.GetNext, o.GetLastError, o.Release, o.PrivateData, false, opts); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// Schema is the stream's schema.
+func (r *DeviceReader) Schema() *arrow.Schema { return r.c.schema }
+
+// DeviceType is the stream's device type.
+func (r *DeviceReader) DeviceType() abi.DeviceType { return r.own.DeviceType }
+
+// Next returns the next batch, which the caller releases, or io.EOF at the
+// end.
+func (r *DeviceReader) Next(ctx context.Context) (*cdevice.DeviceRecordBatch, error) {
+	if r.done {
+		return nil, r.errOrEOF()
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	b, err := r.read()
+	if err == nil {
+		if err = r.c.checkEmpty(b.Length); err != nil {
+			b.Release()
+		}
+	}
+	if err != nil {
+		r.done, r.err = true, err
+		return nil, r.errOrEOF()
+	}
+	return b, nil
+}
+
+func (r *DeviceReader) errOrEOF() error {
+	if r.err != nil {
+		return r.err
+	}
+	return io.EOF
+}
+
+func (r *DeviceReader) read() (*cdevice.DeviceRecordBatch, error) {
+	ok, err := r.c.next(unsafe.Pointer(&r.out), r.out.Array.Released)
+	if !ok {
+		if err == nil {
+			err = io.EOF
+		}
+		return nil, err
+	}
+	if t := r.out.DeviceType; t != r.own.DeviceType {
+		ffi.Call(r.out.Array.Release, uintptr(unsafe.Pointer(&r.out.Array)))
+		return nil, fmt.Errorf("%w: a batch on device type %s in a %s stream", cdevice.ErrInvalid, t, r.own.DeviceType)
+	}
+	return cdevice.ImportDeviceRecordBatchWithSchema(&r.out, r.c.schema)
+}
+
+// All yields every remaining batch, valid during the loop body (Retain it
+// to keep it), then (nil, err) if the stream failed or ctx is done.
+func (r *DeviceReader) All(ctx context.Context) iter.Seq2[*cdevice.DeviceRecordBatch, error] {
+	return func(yield func(*cdevice.DeviceRecordBatch, error) bool) {
+		for {
+			b, err := r.Next(ctx)
+			if err == io.EOF {
+				return
+			}
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			more := yield(b, nil)
+			b.Release()
+			if !more {
+				return
+			}
+		}
+	}
+}
+
+// HostRecords yields every remaining batch copied to Go memory (the caller
+// releases each), then (nil, err) if the stream failed or ctx is done.
+func (r *DeviceReader) HostRecords(ctx context.Context) iter.Seq2[arrow.RecordBatch, error] {
+	return func(yield func(arrow.RecordBatch, error) bool) {
+		for b, err := range r.All(ctx) {
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			rb, err := b.ToHost(ctx)
+			if !yield(rb, err) || err != nil {
+				return
+			}
+		}
+	}
+}
+
+// Retain adds a reference.
+func (r *DeviceReader) Retain() { r.c.retain() }
+
+// Release drops a reference; the last releases the C stream. Batches handed
+// out stay valid until released.
+func (r *DeviceReader) Release() { r.c.drop() }
