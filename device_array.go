@@ -227,8 +227,10 @@ type hostCopy struct {
 // goes: its buffers go back to the memory cache.
 var hostCopyReleaseCB = ffi.NewCallback1("host copy release", func(p uintptr) uintptr {
 	a := (*abi.Array)(abi.Pointer(p))
-	if h, ok := ffi.Handle(a.PrivateData).Delete(); ok {
-		h.(*hostCopy).free()
+	if v, ok := ffi.Handle(a.PrivateData).Delete(); ok {
+		if h, ok := v.(*hostCopy); ok {
+			h.free()
+		}
 	}
 	a.Release, a.PrivateData = 0, 0
 	return 0

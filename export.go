@@ -157,10 +157,9 @@ func exportOf(privateData uintptr, parent *export) *export {
 	if parent != nil && uintptr(parent.handle) == privateData {
 		return parent
 	}
-	if v, ok := ffi.Handle(privateData).Value(); ok {
-		return v.(*export)
-	}
-	return nil
+	v, _ := ffi.Handle(privateData).Value()
+	e, _ := v.(*export) // nil for garbage or another kind of handle
+	return e
 }
 
 func releaseExportedSchema(s *abi.Schema, parent *export) {
@@ -172,7 +171,7 @@ func releaseExportedSchema(s *abi.Schema, parent *export) {
 		releaseSchemaIn(s.Child(int(i)), e)
 	}
 	releaseSchemaIn((*abi.Schema)(abi.Pointer(s.Dictionary)), e)
-	s.Release, s.PrivateData = 0, 0
+	*s = abi.Schema{} // no pointer into memory about to be unpinned survives
 	if e != nil {
 		e.releaseNode()
 	}
@@ -408,11 +407,11 @@ func exportedSchema(s *abi.Schema) *arrow.Schema {
 	if !schemaReleaseCB.Is(s.Release) {
 		return nil
 	}
-	v, ok := ffi.Handle(s.PrivateData).Value()
+	v, _ := ffi.Handle(s.PrivateData).Value()
+	e, ok := v.(*export)
 	if !ok {
 		return nil
 	}
-	e := v.(*export)
 	sc, _ := e.source.(*arrow.Schema)
 	if sc == nil || e.schemaRoot != *s || !childrenLive(s, 0) {
 		return nil
@@ -449,7 +448,7 @@ func releaseExportedArray(a *abi.Array, parent *export) {
 		releaseArrayIn(a.Child(int(i)), e)
 	}
 	releaseArrayIn((*abi.Array)(abi.Pointer(a.Dictionary)), e)
-	a.Release, a.PrivateData = 0, 0
+	*a = abi.Array{} // no pointer into memory about to be unpinned survives
 	if e != nil {
 		e.releaseNode()
 	}
@@ -476,11 +475,11 @@ func exportedSource(a *abi.Array) any {
 	if identityOff.Load() || !arrayReleaseCB.Is(a.Release) {
 		return nil
 	}
-	v, ok := ffi.Handle(a.PrivateData).Value()
+	v, _ := ffi.Handle(a.PrivateData).Value()
+	e, ok := v.(*export)
 	if !ok {
 		return nil
 	}
-	e := v.(*export)
 	if e.source == nil || e.arrayRoot != *a || !arrayChildrenLive(a, 0) {
 		return nil
 	}

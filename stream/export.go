@@ -45,11 +45,10 @@ func (e *exporter) clearError() {
 // call runs f for a live stream under the lock: every callback goes
 // through it.
 func call(privateData uintptr, f func(e *exporter) uintptr) uintptr {
-	v, ok := ffi.Handle(privateData).Value()
-	if !ok {
+	e := exporterOf(privateData)
+	if e == nil {
 		return codeEINVAL
 	}
-	e := v.(*exporter)
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.released {
@@ -153,20 +152,27 @@ func (e *exporter) getNext(export func(batch) error, end func(), out uintptr) ui
 	return 0
 }
 
+// exporterOf returns the exporter behind a handle, or nil for a released
+// stream, garbage, or another kind of handle.
+func exporterOf(privateData uintptr) *exporter {
+	v, _ := ffi.Handle(privateData).Value()
+	e, _ := v.(*exporter)
+	return e
+}
+
 func lastError(privateData uintptr) uintptr {
-	v, ok := ffi.Handle(privateData).Value()
-	if !ok {
+	e := exporterOf(privateData)
+	if e == nil {
 		return 0
 	}
-	e := v.(*exporter)
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return uintptr(e.lastErr)
 }
 
 func releaseExporter(privateData uintptr) {
-	if v, ok := ffi.Handle(privateData).Value(); ok {
-		v.(*exporter).release(privateData)
+	if e := exporterOf(privateData); e != nil {
+		e.release(privateData)
 	}
 }
 
@@ -241,10 +247,10 @@ func exportDeviceStream(sc *arrow.Schema, deviceType abi.DeviceType, batches ite
 	if sc == nil || batches == nil || out == nil {
 		return fmt.Errorf("%w: ExportDeviceStream: nil schema, batches or out", cdevice.ErrInvalid)
 	}
-	next, stop := iter.Pull2(batches)
-	e := &exporter{schema: sc, stop: func() { stop(); cleanup() }}
+	p := newPuller(batches)
+	e := &exporter{schema: sc, stop: func() { p.stop(); cleanup() }}
 	e.next = func() (batch, error) {
-		b, err, ok := next()
+		b, err, ok := p.next()
 		switch {
 		case !ok:
 			return nil, nil

@@ -38,13 +38,15 @@ func (c *cstream) init(self unsafe.Pointer, getSchema, getNext, getLastError, re
 			return nil
 		}
 	}
-	var sch abi.Schema
-	if rc := int32(ffi.Call(getSchema, uintptr(self), uintptr(unsafe.Pointer(&sch)))); rc != 0 {
+	sch := cdevice.New[abi.Schema]() // C fills it and keeps pointers in it
+	defer cdevice.Free(sch)
+	if rc := int32(ffi.Call(getSchema, uintptr(self), uintptr(unsafe.Pointer(sch)))); rc != 0 {
+		err := c.producerError("get_schema", rc) // before release: get_last_error needs the stream
 		c.releaseC()
-		return c.producerError("get_schema", rc)
+		return err
 	}
 	var err error
-	if c.schema, err = cdevice.ImportSchema(&sch); err != nil {
+	if c.schema, err = cdevice.ImportSchema(sch); err != nil {
 		c.releaseC()
 		return err
 	}
@@ -97,8 +99,8 @@ func (c *cstream) releaseC() { ffi.Call(c.release, uintptr(c.self)) }
 // of Next (Retain it to keep it). Not safe for concurrent use.
 type Reader struct {
 	c    cstream
-	own  abi.ArrayStream
-	out  abi.Array
+	own  *abi.ArrayStream // the moved stream, off the Go heap: C writes into
+	out  *abi.Array       // these and keeps pointers in them
 	cur  arrow.RecordBatch
 	err  error
 	done bool
@@ -114,11 +116,13 @@ func ImportReader(s *abi.ArrayStream, opts ...Option) (*Reader, error) {
 	if s.Release == 0 {
 		return nil, ErrReleased
 	}
-	r := &Reader{own: *s}
+	r := &Reader{own: cdevice.New[abi.ArrayStream](), out: cdevice.New[abi.Array]()}
+	*r.own = *s
 	s.Release = 0 // moved
-	o := &r.own
+	o := r.own
 	if err := r.c.init(unsafe.Pointer(o), o.GetSchema, o.GetNext, o.GetLastError, o.Release, o.PrivateData,
 		arrayStreamRelease.Is(o.Release), opts); err != nil {
+		r.free()
 		return nil, err
 	}
 	return r, nil
@@ -165,11 +169,11 @@ func (r *Reader) read() (arrow.RecordBatch, error) {
 		rb.Retain()
 		return rb, cdevice.ValidateRecordBatch(rb, r.c.cfg.importOpts...)
 	}
-	ok, err := r.c.next(unsafe.Pointer(&r.out), r.out.Released)
+	ok, err := r.c.next(unsafe.Pointer(r.out), r.out.Released)
 	if !ok {
 		return nil, err
 	}
-	return cdevice.ImportRecordBatchWithSchema(&r.out, r.c.schema, r.c.cfg.importOpts...)
+	return cdevice.ImportRecordBatchWithSchema(r.out, r.c.schema, r.c.cfg.importOpts...)
 }
 
 // RecordBatch is the current batch.
@@ -193,7 +197,13 @@ func (r *Reader) Release() {
 		if cur != nil {
 			cur.Release()
 		}
+		r.free()
 	}
+}
+
+func (r *Reader) free() {
+	cdevice.Free(r.own)
+	cdevice.Free(r.out)
 }
 
 // All yields every remaining batch, valid during the loop body (Retain it
@@ -222,8 +232,8 @@ func (r *Reader) All(ctx context.Context) iter.Seq2[arrow.RecordBatch, error] {
 // concurrent use.
 type DeviceReader struct {
 	c    cstream
-	own  abi.DeviceArrayStream
-	out  abi.DeviceArray
+	own  *abi.DeviceArrayStream // off the Go heap, as Reader's
+	out  *abi.DeviceArray
 	done bool
 	err  error
 }
@@ -238,10 +248,12 @@ func ImportDeviceStream(s *abi.DeviceArrayStream, opts ...Option) (*DeviceReader
 	if s.Release == 0 {
 		return nil, ErrReleased
 	}
-	r := &DeviceReader{own: *s}
-	s.Release = 0
-	o := &r.own
+	r := &DeviceReader{own: cdevice.New[abi.DeviceArrayStream](), out: cdevice.New[abi.DeviceArray]()}
+	*r.own = *s
+	s.Release = 0 // moved
+	o := r.own
 	if err := r.c.init(unsafe.Pointer(o), o.GetSchema, o.GetNext, o.GetLastError, o.Release, o.PrivateData, false, opts); err != nil {
+		r.free()
 		return nil, err
 	}
 	return r, nil
@@ -283,7 +295,7 @@ func (r *DeviceReader) errOrEOF() error {
 }
 
 func (r *DeviceReader) read() (*cdevice.DeviceRecordBatch, error) {
-	ok, err := r.c.next(unsafe.Pointer(&r.out), r.out.Array.Released)
+	ok, err := r.c.next(unsafe.Pointer(r.out), r.out.Array.Released)
 	if !ok {
 		if err == nil {
 			err = io.EOF
@@ -294,7 +306,7 @@ func (r *DeviceReader) read() (*cdevice.DeviceRecordBatch, error) {
 		ffi.Call(r.out.Array.Release, uintptr(unsafe.Pointer(&r.out.Array)))
 		return nil, fmt.Errorf("%w: a batch on device type %s in a %s stream", cdevice.ErrInvalid, t, r.own.DeviceType)
 	}
-	return cdevice.ImportDeviceRecordBatchWithSchema(&r.out, r.c.schema)
+	return cdevice.ImportDeviceRecordBatchWithSchema(r.out, r.c.schema)
 }
 
 // All yields every remaining batch, valid during the loop body (Retain it
@@ -341,4 +353,13 @@ func (r *DeviceReader) Retain() { r.c.retain() }
 
 // Release drops a reference; the last releases the C stream. Batches handed
 // out stay valid until released.
-func (r *DeviceReader) Release() { r.c.drop() }
+func (r *DeviceReader) Release() {
+	if r.c.drop() {
+		r.free()
+	}
+}
+
+func (r *DeviceReader) free() {
+	cdevice.Free(r.own)
+	cdevice.Free(r.out)
+}

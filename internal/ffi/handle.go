@@ -1,14 +1,32 @@
 package ffi
 
-import "sync"
+import (
+	"sync"
+	"unsafe"
+)
 
 // A Handle is a non-zero integer that stands for a Go value in memory C can
 // see (private_data of everything we export): C never holds a Go pointer.
+//
+// A handle carries its slot's generation, so a stale one (kept by C past a
+// release, after the slot was reused) resolves to nothing instead of to
+// another object.
 type Handle uintptr
+
+// Low bits: slot index + 1; high bits: generation.
+const (
+	handleIndexBits = 22 + 10*(unsafe.Sizeof(uintptr(0))/8) // 32 on 64-bit, 22 on 32-bit
+	handleIndexMask = 1<<handleIndexBits - 1
+)
+
+type handleSlot struct {
+	v   any
+	gen uintptr
+}
 
 type handleTable struct {
 	mu    sync.Mutex
-	slots []any
+	slots []handleSlot
 	free  []uintptr
 	live  int
 }
@@ -21,20 +39,24 @@ func NewHandle(v any) Handle {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.live++
+	var i uintptr
 	if n := len(t.free); n > 0 {
-		i := t.free[n-1]
+		i = t.free[n-1]
 		t.free = t.free[:n-1]
-		t.slots[i] = v
-		return Handle(i + 1)
+	} else {
+		t.slots = append(t.slots, handleSlot{})
+		i = uintptr(len(t.slots) - 1)
 	}
-	t.slots = append(t.slots, v)
-	return Handle(len(t.slots))
+	s := &t.slots[i]
+	s.v = v
+	s.gen = (s.gen + 1) & (^uintptr(0) >> handleIndexBits)
+	return Handle(s.gen<<handleIndexBits | (i + 1))
 }
 
 // slot returns the index of live handle h; callers hold t.mu.
 func (t *handleTable) slot(h Handle) (uintptr, bool) {
-	i := uintptr(h) - 1 // h == 0 wraps to a huge index
-	return i, i < uintptr(len(t.slots)) && t.slots[i] != nil
+	i := uintptr(h)&handleIndexMask - 1 // index 0 wraps to a huge value
+	return i, i < uintptr(len(t.slots)) && t.slots[i].v != nil && t.slots[i].gen == uintptr(h)>>handleIndexBits
 }
 
 // Value returns the value behind h, or nil, false if h is not live.
@@ -43,7 +65,7 @@ func (h Handle) Value() (any, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if i, ok := t.slot(h); ok {
-		return t.slots[i], true
+		return t.slots[i].v, true
 	}
 	return nil, false
 }
@@ -58,8 +80,8 @@ func (h Handle) Delete() (any, bool) {
 	if !ok {
 		return nil, false
 	}
-	v := t.slots[i]
-	t.slots[i] = nil
+	v := t.slots[i].v
+	t.slots[i].v = nil
 	t.free = append(t.free, i)
 	t.live--
 	return v, true
