@@ -102,29 +102,43 @@ func (e *exporter) release(handle uintptr) {
 	ffi.Handle(handle).Delete()
 }
 
-var (
-	arrayStreamGetSchema = ffi.NewCallback2("ArrowArrayStream.get_schema", func(s, out uintptr) uintptr {
-		return call(arrayStreamAt(s).PrivateData, func(e *exporter) uintptr { return e.getSchema((*abi.Schema)(abi.Pointer(out))) })
-	})
-	arrayStreamGetNext = ffi.NewCallback2("ArrowArrayStream.get_next", func(s, out uintptr) uintptr {
-		return call(arrayStreamAt(s).PrivateData, func(e *exporter) uintptr {
-			return e.getNext(func(b batch) error {
-				return cdevice.ExportRecordBatch(b.(arrow.RecordBatch), (*abi.Array)(abi.Pointer(out)), nil)
-			}, func() { *(*abi.Array)(abi.Pointer(out)) = abi.Array{} }, out)
-		})
-	})
-	arrayStreamGetLastError = ffi.NewCallback1("ArrowArrayStream.get_last_error", func(s uintptr) uintptr {
-		return lastError(arrayStreamAt(s).PrivateData)
-	})
-	arrayStreamRelease = ffi.NewCallback1("ArrowArrayStream.release", func(s uintptr) uintptr {
-		st := arrayStreamAt(s)
-		if st.Release != 0 {
-			releaseExporter(st.PrivateData)
-			st.Release, st.PrivateData = 0, 0
-		}
-		return 0
-	})
-)
+// streamCallbacks are the four C functions of one kind of exported stream.
+type streamCallbacks struct{ getSchema, getNext, getLastError, release *ffi.Callback }
+
+// newStreamCallbacks builds them for a stream struct whose private_data and
+// release fields (fields) and batch export (export, end) are its own.
+func newStreamCallbacks(kind string, fields func(s uintptr) (privateData, release *uintptr),
+	export func(s, out uintptr, b batch) error, end func(out uintptr)) streamCallbacks {
+	pd := func(s uintptr) uintptr { p, _ := fields(s); return *p }
+	return streamCallbacks{
+		getSchema: ffi.NewCallback2(kind+".get_schema", func(s, out uintptr) uintptr {
+			return call(pd(s), func(e *exporter) uintptr { return e.getSchema((*abi.Schema)(abi.Pointer(out))) })
+		}),
+		getNext: ffi.NewCallback2(kind+".get_next", func(s, out uintptr) uintptr {
+			return call(pd(s), func(e *exporter) uintptr {
+				return e.getNext(func(b batch) error { return export(s, out, b) }, func() { end(out) }, out)
+			})
+		}),
+		getLastError: ffi.NewCallback1(kind+".get_last_error", func(s uintptr) uintptr { return lastError(pd(s)) }),
+		release: ffi.NewCallback1(kind+".release", func(s uintptr) uintptr {
+			if p, rel := fields(s); *rel != 0 {
+				releaseExporter(*p)
+				*rel, *p = 0, 0
+			}
+			return 0
+		}),
+	}
+}
+
+var arrayStreamCallbacks = newStreamCallbacks("ArrowArrayStream",
+	func(s uintptr) (*uintptr, *uintptr) { st := arrayStreamAt(s); return &st.PrivateData, &st.Release },
+	func(_, out uintptr, b batch) error {
+		return cdevice.ExportRecordBatch(b.(arrow.RecordBatch), (*abi.Array)(abi.Pointer(out)), nil)
+	},
+	func(out uintptr) { *(*abi.Array)(abi.Pointer(out)) = abi.Array{} })
+
+// arrayStreamRelease identifies our own ArrowArrayStreams on import.
+var arrayStreamRelease = arrayStreamCallbacks.release
 
 func arrayStreamAt(p uintptr) *abi.ArrayStream { return (*abi.ArrayStream)(abi.Pointer(p)) }
 
@@ -190,44 +204,27 @@ func ExportReader(rdr array.RecordReader, out *abi.ArrayStream) error {
 		}
 		return nil, rdr.Err()
 	}
+	cb := &arrayStreamCallbacks
 	*out = abi.ArrayStream{
-		GetSchema:    arrayStreamGetSchema.Ptr(),
-		GetNext:      arrayStreamGetNext.Ptr(),
-		GetLastError: arrayStreamGetLastError.Ptr(),
-		Release:      arrayStreamRelease.Ptr(),
+		GetSchema:    cb.getSchema.Ptr(),
+		GetNext:      cb.getNext.Ptr(),
+		GetLastError: cb.getLastError.Ptr(),
+		Release:      cb.release.Ptr(),
 		PrivateData:  uintptr(ffi.NewHandle(e)),
 	}
 	return nil
 }
 
-var (
-	deviceStreamGetSchema = ffi.NewCallback2("ArrowDeviceArrayStream.get_schema", func(s, out uintptr) uintptr {
-		return call(deviceStreamAt(s).PrivateData, func(e *exporter) uintptr { return e.getSchema((*abi.Schema)(abi.Pointer(out))) })
-	})
-	deviceStreamGetNext = ffi.NewCallback2("ArrowDeviceArrayStream.get_next", func(s, out uintptr) uintptr {
-		st := deviceStreamAt(s)
-		return call(st.PrivateData, func(e *exporter) uintptr {
-			return e.getNext(func(b batch) error {
-				db := b.(*cdevice.DeviceRecordBatch)
-				if db.Device() != nil && db.Device().Type() != st.DeviceType {
-					return fmt.Errorf("%w: a batch on %s in a %s stream", cdevice.ErrInvalid, db.Device().Type(), st.DeviceType)
-				}
-				return db.Export((*abi.DeviceArray)(abi.Pointer(out)), nil)
-			}, func() { *(*abi.DeviceArray)(abi.Pointer(out)) = abi.DeviceArray{} }, out)
-		})
-	})
-	deviceStreamGetLastError = ffi.NewCallback1("ArrowDeviceArrayStream.get_last_error", func(s uintptr) uintptr {
-		return lastError(deviceStreamAt(s).PrivateData)
-	})
-	deviceStreamRelease = ffi.NewCallback1("ArrowDeviceArrayStream.release", func(s uintptr) uintptr {
-		st := deviceStreamAt(s)
-		if st.Release != 0 {
-			releaseExporter(st.PrivateData)
-			st.Release, st.PrivateData = 0, 0
+var deviceStreamCallbacks = newStreamCallbacks("ArrowDeviceArrayStream",
+	func(s uintptr) (*uintptr, *uintptr) { st := deviceStreamAt(s); return &st.PrivateData, &st.Release },
+	func(s, out uintptr, b batch) error {
+		db, t := b.(*cdevice.DeviceRecordBatch), deviceStreamAt(s).DeviceType
+		if db.Device() != nil && db.Device().Type() != t {
+			return fmt.Errorf("%w: a batch on %s in a %s stream", cdevice.ErrInvalid, db.Device().Type(), t)
 		}
-		return 0
-	})
-)
+		return db.Export((*abi.DeviceArray)(abi.Pointer(out)), nil)
+	},
+	func(out uintptr) { *(*abi.DeviceArray)(abi.Pointer(out)) = abi.DeviceArray{} })
 
 func deviceStreamAt(p uintptr) *abi.DeviceArrayStream {
 	return (*abi.DeviceArrayStream)(abi.Pointer(p))
@@ -264,12 +261,13 @@ func exportDeviceStream(sc *arrow.Schema, deviceType abi.DeviceType, batches ite
 		}
 		return b, nil
 	}
+	cb := &deviceStreamCallbacks
 	*out = abi.DeviceArrayStream{
 		DeviceType:   deviceType,
-		GetSchema:    deviceStreamGetSchema.Ptr(),
-		GetNext:      deviceStreamGetNext.Ptr(),
-		GetLastError: deviceStreamGetLastError.Ptr(),
-		Release:      deviceStreamRelease.Ptr(),
+		GetSchema:    cb.getSchema.Ptr(),
+		GetNext:      cb.getNext.Ptr(),
+		GetLastError: cb.getLastError.Ptr(),
+		Release:      cb.release.Ptr(),
 		PrivateData:  uintptr(ffi.NewHandle(e)),
 	}
 	return nil
