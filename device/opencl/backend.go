@@ -168,7 +168,7 @@ func (a *api) deviceIDs(p uintptr) ([]uintptr, error) {
 	}
 	defer n.free()
 	call := func(count, ids uintptr) int32 {
-		args := u64([]uintptr{p}, clDeviceTypeAll)
+		args := ffi.AppendUint64([]uintptr{p}, clDeviceTypeAll)
 		return int32(ffi.Call(a.getDeviceIDs, append(args, count, ids, n.addr())...))
 	}
 	r := call(0, 0)
@@ -305,7 +305,7 @@ func (a *api) newQueue(ctx, dev uintptr, cl2 bool) (uintptr, error) {
 		q = ffi.Call(a.createQueueWithProperties, ctx, dev, 0, errcode.addr())
 	} else {
 		call = "clCreateCommandQueue"
-		args := u64([]uintptr{ctx, dev}, 0)
+		args := ffi.AppendUint64([]uintptr{ctx, dev}, 0)
 		q = ffi.Call(a.createCommandQueue, append(args, errcode.addr())...)
 	}
 	if q == 0 {

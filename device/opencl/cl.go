@@ -2,7 +2,6 @@ package opencl
 
 import (
 	"fmt"
-	"runtime"
 	"unsafe"
 
 	"github.com/purearrow/cdevice/device"
@@ -176,18 +175,6 @@ func clError(call string, code int32) error {
 	return &device.RuntimeError{Runtime: "opencl", Call: call, Code: int(code), Message: errorName(code)}
 }
 
-// u64 appends a 64-bit C argument (cl_bitfield and friends): one word on
-// 64-bit targets; on 32-bit ones two words, low first, and on arm starting at
-// an even word as AAPCS aligns 8-byte arguments.
-func u64(args []uintptr, v uint64) []uintptr {
-	if unsafe.Sizeof(uintptr(0)) == 8 {
-		return append(args, uintptr(v))
-	}
-	if runtime.GOARCH == "arm" && len(args)%2 == 1 {
-		args = append(args, 0)
-	}
-	return append(args, uintptr(v), uintptr(v>>32))
-}
 
 const wordSize = unsafe.Sizeof(uintptr(0))
 

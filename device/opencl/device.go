@@ -87,7 +87,7 @@ func (d *Device) Alloc(size int) (device.Pointer, error) {
 	}
 	var p uintptr
 	if d.svm {
-		args := u64([]uintptr{d.context}, clMemReadWrite)
+		args := ffi.AppendUint64([]uintptr{d.context}, clMemReadWrite)
 		p = ffi.Call(d.svmAlloc, append(args, uintptr(size), 0)...)
 		if p == 0 {
 			return 0, &device.RuntimeError{Runtime: "opencl", Call: "clSVMAlloc", Code: -4,
@@ -99,7 +99,7 @@ func (d *Device) Alloc(size int) (device.Pointer, error) {
 			return 0, err
 		}
 		defer errcode.free()
-		args := u64([]uintptr{d.context}, clMemReadWrite)
+		args := ffi.AppendUint64([]uintptr{d.context}, clMemReadWrite)
 		p = ffi.Call(d.createBuffer, append(args, uintptr(size), 0, errcode.addr())...)
 		if p == 0 {
 			return 0, clError("clCreateBuffer", errcode.int32())
