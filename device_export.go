@@ -2,9 +2,11 @@ package cdevice
 
 import (
 	"context"
+	"iter"
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/purearrow/cdevice/abi"
 	"github.com/purearrow/cdevice/device"
 )
@@ -158,4 +160,23 @@ func (b *DeviceRecordBatch) Export(out *abi.DeviceArray, outSchema *abi.Schema) 
 	}
 	exportDeviceTree(b.root, b, out)
 	return nil
+}
+
+// CopyReaderToDevice returns the batches of rdr copied onto dev one by one,
+// as the sequence is iterated; each yielded batch belongs to the caller.
+// rdr is retained until the sequence ends.
+func CopyReaderToDevice(ctx context.Context, rdr array.RecordReader, dev device.Device) iter.Seq2[*DeviceRecordBatch, error] {
+	return func(yield func(*DeviceRecordBatch, error) bool) {
+		rdr.Retain()
+		defer rdr.Release()
+		for rdr.Next() {
+			db, err := CopyRecordBatchToDevice(ctx, rdr.RecordBatch(), dev)
+			if !yield(db, err) || err != nil {
+				return
+			}
+		}
+		if err := rdr.Err(); err != nil {
+			yield(nil, err)
+		}
+	}
 }

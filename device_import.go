@@ -48,6 +48,15 @@ func ImportDeviceRecordBatchWithSchema(arr *abi.DeviceArray, sc *arrow.Schema) (
 		releaseDeviceArray(arr)
 		return nil, invalidf("nil schema")
 	}
+	if arr != nil && arr.Array.Release != 0 {
+		// Our own untouched export: hand back the batch itself.
+		if b, ok := exportedSource(&arr.Array).(*DeviceRecordBatch); ok && b.Schema == sc &&
+			arr.DeviceType == b.root.DeviceType && arr.DeviceID == b.root.DeviceID {
+			b.Retain()
+			releaseArray(&arr.Array)
+			return b, nil
+		}
+	}
 	root, err := importDeviceTree(arr, arrow.StructOf(sc.Fields()...))
 	if err != nil {
 		return nil, err

@@ -454,3 +454,12 @@ func decodeMetadata(p uintptr) (arrow.Metadata, error) {
 	}
 	return arrow.NewMetadata(keys, vals), nil
 }
+
+// EncodeMetadata encodes md in the C Data Interface's metadata layout (as
+// ArrowSchema.metadata, ArrowAsyncProducer.additional_metadata and task
+// metadata carry it); nil when md is empty.
+func EncodeMetadata(md arrow.Metadata) []byte { return encodeMetadata(md) }
+
+// DecodeMetadata copies the C metadata at p (NULL: empty metadata), checking
+// every count and length; errors wrap ErrInvalid.
+func DecodeMetadata(p unsafe.Pointer) (arrow.Metadata, error) { return decodeMetadata(uintptr(p)) }

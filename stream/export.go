@@ -279,18 +279,8 @@ func ExportReaderToDevice(ctx context.Context, rdr array.RecordReader, dev devic
 	if rdr == nil || dev == nil {
 		return fmt.Errorf("%w: ExportReaderToDevice: nil reader or device", cdevice.ErrInvalid)
 	}
-	rdr.Retain()
-	batches := func(yield func(*cdevice.DeviceRecordBatch, error) bool) {
-		for rdr.Next() {
-			db, err := cdevice.CopyRecordBatchToDevice(ctx, rdr.RecordBatch(), dev)
-			if !yield(db, err) || err != nil {
-				return
-			}
-		}
-		if err := rdr.Err(); err != nil {
-			yield(nil, err)
-		}
-	}
+	rdr.Retain() // the schema and the sequence use it until release
+	batches := cdevice.CopyReaderToDevice(ctx, rdr, dev)
 	if err := exportDeviceStream(rdr.Schema(), dev.Type(), batches, rdr.Release, out); err != nil {
 		rdr.Release()
 		return err

@@ -175,7 +175,6 @@ func clError(call string, code int32) error {
 	return &device.RuntimeError{Runtime: "opencl", Call: call, Code: int(code), Message: errorName(code)}
 }
 
-
 const wordSize = unsafe.Sizeof(uintptr(0))
 
 // cmem is a block of C heap memory for out-parameters: Go stacks move, so a
