@@ -1,0 +1,71 @@
+package async
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+)
+
+var (
+	// ErrProducer: the producer reported an error through on_error; the
+	// error is a *ProducerError.
+	ErrProducer = errors.New("async: producer error")
+	// ErrConsumer: a handler callback returned non-zero, so the producer
+	// stopped; the error is a *ConsumerError.
+	ErrConsumer = errors.New("async: consumer refused")
+)
+
+// A ProducerError is what on_error delivered.
+type ProducerError struct {
+	Code     int
+	Message  string
+	Metadata arrow.Metadata
+}
+
+func (e *ProducerError) Error() string {
+	return fmt.Sprintf("async: producer error %d: %s", e.Code, e.Message)
+}
+
+func (e *ProducerError) Unwrap() error { return ErrProducer }
+
+// A ConsumerError is a handler callback's non-zero return.
+type ConsumerError struct {
+	Callback string // "on_schema" or "on_next_task"
+	Code     int
+}
+
+func (e *ConsumerError) Error() string {
+	return fmt.Sprintf("async: the handler's %s returned %d", e.Callback, e.Code)
+}
+
+func (e *ConsumerError) Unwrap() error { return ErrConsumer }
+
+// errno-style codes (POSIX numbers, whatever the OS).
+const (
+	codeEIO       = 5
+	codeEINVAL    = 22
+	codeECANCELED = 125
+)
+
+// An Option configures a Handler.
+type Option func(*Handler)
+
+// WithQueueDepth makes the handler request n tasks up front and one more for
+// each task consumed, so at most n are outstanding (default 8).
+func WithQueueDepth(n int) Option {
+	return func(h *Handler) {
+		if n > 0 {
+			h.depth = int64(n)
+		}
+	}
+}
+
+// A ProduceOption configures Produce.
+type ProduceOption func(*producer)
+
+// WithAdditionalMetadata sets the producer's additional_metadata (for
+// example the total number of rows or batches).
+func WithAdditionalMetadata(md arrow.Metadata) ProduceOption {
+	return func(p *producer) { p.md = md }
+}

@@ -1,0 +1,356 @@
+package async
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"iter"
+	"runtime"
+	"sync"
+	"unsafe"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/purearrow/cdevice"
+	"github.com/purearrow/cdevice/abi"
+	"github.com/purearrow/cdevice/internal/ffi"
+)
+
+// A Handler is an ArrowAsyncDeviceStreamHandler that a producer drives: it
+// takes the schema, queues the tasks the producer hands over (requesting
+// more as they are consumed), and records the end, an error, or release.
+// Next and All are for one consumer goroutine; Cancel, Close and Done may be
+// called from any.
+type Handler struct {
+	c      *abi.AsyncDeviceStreamHandler // off the Go heap: the producer keeps it
+	out    *abi.DeviceArray              // off the Go heap: extract_data writes it
+	depth  int64
+	wake   chan struct{} // a task, the end, an error or release arrived
+	schema chan struct{} // closed once the schema is known or never will be
+	done   chan struct{} // closed at release
+
+	mu        sync.Mutex
+	producer  uintptr // *ArrowAsyncProducer, valid until release
+	sc        *arrow.Schema
+	schemaErr error
+	addMD     arrow.Metadata
+	queue     []queued
+	ended     bool
+	err       error
+	cancelled bool
+	released  bool
+}
+
+// A queued task: the producer's task struct copied off the Go heap (its
+// extract_data gets a pointer to it), and the task's metadata.
+type queued struct {
+	task *abi.AsyncTask
+	md   arrow.Metadata
+}
+
+// A Batch is one extracted task: its device record batch (the caller
+// releases it) and the task's metadata.
+type Batch struct {
+	*cdevice.DeviceRecordBatch
+	Metadata arrow.Metadata
+}
+
+var (
+	onSchemaCB = ffi.NewCallback2("ArrowAsyncDeviceStreamHandler.on_schema", func(hp, s uintptr) uintptr {
+		if h := handlerOf(hp); h != nil {
+			return h.onSchema((*abi.Schema)(abi.Pointer(s)))
+		}
+		return codeEINVAL
+	})
+	onNextTaskCB = ffi.NewCallback3("ArrowAsyncDeviceStreamHandler.on_next_task", func(hp, task, md uintptr) uintptr {
+		if h := handlerOf(hp); h != nil {
+			return h.onNextTask(task, md)
+		}
+		return codeEINVAL
+	})
+	onErrorCB = ffi.NewCallback4("ArrowAsyncDeviceStreamHandler.on_error", func(hp, code, msg, md uintptr) uintptr {
+		if h := handlerOf(hp); h != nil {
+			h.onError(int(int32(code)), msg, md)
+		}
+		return 0
+	})
+	handlerReleaseCB = ffi.NewCallback1("ArrowAsyncDeviceStreamHandler.release", func(hp uintptr) uintptr {
+		if h := handlerOf(hp); h != nil {
+			h.release()
+		}
+		return 0
+	})
+)
+
+func handlerOf(hp uintptr) *Handler {
+	if hp == 0 {
+		return nil
+	}
+	v, _ := ffi.Handle((*abi.AsyncDeviceStreamHandler)(abi.Pointer(hp)).PrivateData).Value()
+	h, _ := v.(*Handler)
+	return h
+}
+
+// NewHandler returns a handler ready to hand to a producer (see C).
+func NewHandler(opts ...Option) (*Handler, error) {
+	h := &Handler{depth: 8, wake: make(chan struct{}, 1), schema: make(chan struct{}), done: make(chan struct{})}
+	for _, o := range opts {
+		if o != nil {
+			o(h)
+		}
+	}
+	h.c, h.out = cdevice.New[abi.AsyncDeviceStreamHandler](), cdevice.New[abi.DeviceArray]()
+	*h.c = abi.AsyncDeviceStreamHandler{
+		OnSchema:    onSchemaCB.Ptr(),
+		OnNextTask:  onNextTaskCB.Ptr(),
+		OnError:     onErrorCB.Ptr(),
+		Release:     handlerReleaseCB.Ptr(),
+		PrivateData: uintptr(ffi.NewHandle(h)),
+	}
+	runtime.AddCleanup(h, func(out *abi.DeviceArray) { cdevice.Free(out) }, h.out)
+	return h, nil
+}
+
+// C is the struct to give the producer. It stays valid until the producer
+// calls its release.
+func (h *Handler) C() *abi.AsyncDeviceStreamHandler { return h.c }
+
+// Done is closed once the producer has released the handler.
+func (h *Handler) Done() <-chan struct{} { return h.done }
+
+// signal wakes a waiting Next.
+func (h *Handler) signal() {
+	select {
+	case h.wake <- struct{}{}:
+	default:
+	}
+}
+
+// schemaDone records the schema (or why there is none) once.
+func (h *Handler) schemaDone(sc *arrow.Schema, err error) {
+	select {
+	case <-h.schema:
+		return
+	default:
+	}
+	h.sc, h.schemaErr = sc, err
+	close(h.schema)
+}
+
+func (h *Handler) onSchema(s *abi.Schema) uintptr {
+	sc, err := cdevice.ImportSchema(s) // takes ownership: released either way
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.producer = h.c.Producer
+	var md arrow.Metadata
+	if err == nil && h.producer == 0 {
+		err = fmt.Errorf("%w: on_schema before the producer populated handler->producer", cdevice.ErrInvalid)
+	}
+	if err == nil {
+		p := (*abi.AsyncProducer)(abi.Pointer(h.producer))
+		md, err = cdevice.DecodeMetadata(abi.Pointer(p.AdditionalMetadata))
+	}
+	h.addMD = md
+	h.schemaDone(sc, err)
+	h.signal()
+	if err != nil {
+		return codeEINVAL // the producer stops and releases us
+	}
+	h.request(h.depth) // allowed from on_schema: request never calls back
+	return 0
+}
+
+// request asks the producer for n more tasks; callers hold h.mu, which keeps
+// the producer from being released (and freed) meanwhile.
+func (h *Handler) request(n int64) {
+	if h.producer == 0 || h.released || h.ended || h.cancelled {
+		return
+	}
+	p := (*abi.AsyncProducer)(abi.Pointer(h.producer))
+	ffi.Call(p.Request, ffi.AppendUint64([]uintptr{h.producer}, uint64(n))...)
+}
+
+func (h *Handler) onNextTask(task, md uintptr) uintptr {
+	if task == 0 { // the end of the stream
+		h.mu.Lock()
+		h.ended = true
+		h.mu.Unlock()
+		h.signal()
+		return 0
+	}
+	meta, err := cdevice.DecodeMetadata(abi.Pointer(md))
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if err != nil || h.cancelled {
+		discard((*abi.AsyncTask)(abi.Pointer(task)))
+		if err != nil {
+			return codeEINVAL
+		}
+		return 0
+	}
+	q := queued{task: cdevice.New[abi.AsyncTask](), md: meta}
+	*q.task = *(*abi.AsyncTask)(abi.Pointer(task)) // valid only during this call
+	h.queue = append(h.queue, q)
+	h.signal()
+	return 0
+}
+
+// discard gives a task back unread: extract_data with a NULL out, exactly
+// once, as this project's consumers do.
+func discard(t *abi.AsyncTask) {
+	if t.ExtractData != 0 {
+		ffi.Call(t.ExtractData, uintptr(unsafe.Pointer(t)), 0)
+	}
+}
+
+func (h *Handler) onError(code int, msg, md uintptr) {
+	meta, _ := cdevice.DecodeMetadata(abi.Pointer(md))
+	e := &ProducerError{Code: code, Message: ffi.GoString(msg), Metadata: meta}
+	h.mu.Lock()
+	h.err, h.ended = e, true
+	h.schemaDone(nil, e)
+	h.mu.Unlock()
+	h.signal()
+}
+
+func (h *Handler) release() {
+	h.mu.Lock()
+	if h.released {
+		h.mu.Unlock()
+		return
+	}
+	h.released, h.producer = true, 0 // the producer frees itself now
+	h.schemaDone(nil, fmt.Errorf("%w: released before a schema", ErrProducer))
+	ffi.Handle(h.c.PrivateData).Delete()
+	cdevice.Free(h.c) // no producer touches it after release
+	h.mu.Unlock()
+	close(h.done)
+	h.signal()
+}
+
+// Schema waits for the producer's schema.
+func (h *Handler) Schema(ctx context.Context) (*arrow.Schema, error) {
+	select {
+	case <-h.schema:
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		return h.sc, h.schemaErr
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// AdditionalMetadata is the producer's additional_metadata, copied at
+// on_schema.
+func (h *Handler) AdditionalMetadata() arrow.Metadata {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.addMD
+}
+
+// Next extracts the next task (on the calling goroutine) and requests one
+// more. It returns io.EOF at the end of the stream and a *ProducerError
+// after on_error.
+func (h *Handler) Next(ctx context.Context) (Batch, error) {
+	sc, err := h.Schema(ctx)
+	if err != nil {
+		return Batch{}, err
+	}
+	for {
+		h.mu.Lock()
+		if len(h.queue) > 0 {
+			q := h.queue[0]
+			h.queue = h.queue[1:]
+			h.mu.Unlock()
+			b, err := h.extract(q.task, sc)
+			h.mu.Lock()
+			h.request(1)
+			h.mu.Unlock()
+			if err != nil {
+				return Batch{}, err
+			}
+			return Batch{DeviceRecordBatch: b, Metadata: q.md}, nil
+		}
+		err, end := h.err, h.ended || h.released
+		h.mu.Unlock()
+		if err != nil {
+			return Batch{}, err
+		}
+		if end {
+			return Batch{}, io.EOF
+		}
+		select {
+		case <-h.wake:
+		case <-ctx.Done():
+			return Batch{}, ctx.Err()
+		}
+	}
+}
+
+func (h *Handler) extract(t *abi.AsyncTask, sc *arrow.Schema) (*cdevice.DeviceRecordBatch, error) {
+	defer cdevice.Free(t)
+	if rc := int32(ffi.Call(t.ExtractData, uintptr(unsafe.Pointer(t)), uintptr(unsafe.Pointer(h.out)))); rc != 0 {
+		return nil, &ProducerError{Code: int(rc), Message: "extract_data failed"}
+	}
+	return cdevice.ImportDeviceRecordBatchWithSchema(h.out, sc)
+}
+
+// All yields every remaining batch; each is released after the loop body
+// unless retained. A final (Batch{}, err) reports an error.
+func (h *Handler) All(ctx context.Context) iter.Seq2[Batch, error] {
+	return func(yield func(Batch, error) bool) {
+		for {
+			b, err := h.Next(ctx)
+			if err == io.EOF {
+				return
+			}
+			if err != nil {
+				yield(Batch{}, err)
+				return
+			}
+			more := yield(b, nil)
+			b.Release()
+			if !more {
+				return
+			}
+		}
+	}
+}
+
+// Cancel asks the producer to stop (once; later calls do nothing) and gives
+// back the tasks queued so far; tasks still arriving are given back too.
+func (h *Handler) Cancel() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.cancelled || h.released {
+		return
+	}
+	for _, q := range h.queue {
+		discard(q.task)
+		cdevice.Free(q.task)
+	}
+	h.queue = nil
+	if h.producer != 0 {
+		p := (*abi.AsyncProducer)(abi.Pointer(h.producer))
+		ffi.Call(p.Cancel, h.producer)
+	}
+	h.cancelled = true
+}
+
+// Close cancels the stream and waits until the producer releases the
+// handler (or ctx is done). Queued tasks are given back unread.
+func (h *Handler) Close(ctx context.Context) error {
+	h.Cancel()
+	select {
+	case <-h.done:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, q := range h.queue { // arrived before Cancel took the lock
+		discard(q.task)
+		cdevice.Free(q.task)
+	}
+	h.queue = nil
+	return nil
+}

@@ -1,0 +1,286 @@
+package async
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"sync"
+	"syscall"
+	"unsafe"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/purearrow/cdevice"
+	"github.com/purearrow/cdevice/abi"
+	"github.com/purearrow/cdevice/device"
+	"github.com/purearrow/cdevice/internal/ffi"
+)
+
+// A producer is the Go side of an ArrowAsyncProducer we drive a handler
+// with. request and cancel only change its state and wake Produce, which
+// makes every handler call itself, on its own goroutine.
+type producer struct {
+	c    *abi.AsyncProducer // off the Go heap: the consumer keeps it
+	h    *abi.AsyncDeviceStreamHandler
+	md   arrow.Metadata
+	mdC  unsafe.Pointer
+	wake chan struct{}
+
+	mu        sync.Mutex
+	credits   int64
+	badN      int64 // a request(n <= 0) to report, or 0
+	cancelled bool
+	ended     bool // after the last on_next_task: requests are no-ops
+}
+
+var (
+	// request(producer*, int64_t n): the int64 takes one word on 64-bit
+	// targets and two (aligned on arm) on 32-bit ones.
+	requestCB = ffi.NewCallback4("ArrowAsyncProducer.request", func(pp, a, b, c uintptr) uintptr {
+		if p := producerOf(pp); p != nil {
+			p.request(int64(ffi.Uint64Arg([]uintptr{pp, a, b, c}, 1)))
+		}
+		return 0
+	})
+	cancelCB = ffi.NewCallback1("ArrowAsyncProducer.cancel", func(pp uintptr) uintptr {
+		if p := producerOf(pp); p != nil {
+			p.cancel()
+		}
+		return 0
+	})
+	extractCB = ffi.NewCallback2("ArrowAsyncTask.extract_data", func(tp, out uintptr) uintptr {
+		return extract((*abi.AsyncTask)(abi.Pointer(tp)), out)
+	})
+)
+
+func producerOf(pp uintptr) *producer {
+	if pp == 0 {
+		return nil
+	}
+	v, _ := ffi.Handle((*abi.AsyncProducer)(abi.Pointer(pp)).PrivateData).Value()
+	p, _ := v.(*producer)
+	return p
+}
+
+func (p *producer) poke() {
+	select {
+	case p.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (p *producer) request(n int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch {
+	case p.ended || p.cancelled:
+	case n <= 0:
+		if p.badN == 0 {
+			p.badN = n - 1 // never 0: n <= 0
+		}
+		p.poke()
+	default:
+		p.credits += n
+		p.poke()
+	}
+}
+
+func (p *producer) cancel() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.cancelled = true
+	p.poke()
+}
+
+// extract hands a task's batch over (exactly once; a NULL out discards it).
+func extract(t *abi.AsyncTask, out uintptr) uintptr {
+	v, ok := ffi.Handle(t.PrivateData).Delete()
+	b, _ := v.(*cdevice.DeviceRecordBatch)
+	if !ok || b == nil {
+		return codeEINVAL // a second call, or not our task
+	}
+	t.PrivateData = 0
+	defer b.Release() // an export holds its own reference
+	if out == 0 {
+		return 0
+	}
+	if err := b.Export((*abi.DeviceArray)(abi.Pointer(out)), nil); err != nil {
+		return uintptr(codeEIO)
+	}
+	return 0
+}
+
+// Produce drives the handler h from batches, device record batches of
+// schema sc on devices of type deviceType, and takes ownership of each batch
+// the sequence yields. It populates h.producer, calls on_schema, then
+// on_next_task only as far as the handler has requested (blocking, not
+// spinning, while nothing is requested), each task's extract_data handing
+// over its batch with its sync event, then on_next_task(NULL) and release.
+//
+// It returns once the handler is released: nil when the stream ended or the
+// handler cancelled it; the source's error or ctx's, reported through
+// on_error first; or a *ConsumerError when a handler callback returned
+// non-zero or the handler requested n <= 0 (that one reported through
+// on_error too).
+func Produce(ctx context.Context, sc *arrow.Schema, deviceType abi.DeviceType,
+	batches iter.Seq2[*cdevice.DeviceRecordBatch, error], h *abi.AsyncDeviceStreamHandler, opts ...ProduceOption) (err error) {
+	if h == nil || h.Release == 0 {
+		return fmt.Errorf("%w: Produce: nil or released handler", cdevice.ErrInvalid)
+	}
+	p := &producer{h: h, wake: make(chan struct{}, 1)}
+	for _, o := range opts {
+		if o != nil {
+			o(p)
+		}
+	}
+	p.start(deviceType)
+	defer p.finish()
+	if sc == nil || batches == nil {
+		err = fmt.Errorf("%w: Produce: nil schema or batches", cdevice.ErrInvalid)
+		p.onError(codeEINVAL, err)
+		return err
+	}
+	if err := p.sendSchema(sc); err != nil {
+		return err
+	}
+	task := cdevice.New[abi.AsyncTask]() // the consumer copies it during on_next_task
+	defer cdevice.Free(task)
+	for b, err := range batches {
+		if err == nil && b == nil {
+			err = fmt.Errorf("%w: the batch source yielded a nil batch", cdevice.ErrInvalid)
+		}
+		if err != nil {
+			if b != nil {
+				b.Release()
+			}
+			p.onError(errorCode(err), err)
+			return err
+		}
+		if stop, err := p.waitForRequest(ctx); stop {
+			b.Release()
+			return err
+		}
+		th := ffi.NewHandle(b)
+		*task = abi.AsyncTask{ExtractData: extractCB.Ptr(), PrivateData: uintptr(th)}
+		if rc := int32(ffi.Call(h.OnNextTask, p.hp(), uintptr(unsafe.Pointer(task)), 0)); rc != 0 {
+			if v, ok := th.Delete(); ok { // never extracted: the consumer dropped it
+				v.(*cdevice.DeviceRecordBatch).Release()
+			}
+			return &ConsumerError{Callback: "on_next_task", Code: int(rc)}
+		}
+	}
+	p.mu.Lock()
+	cancelled := p.cancelled
+	p.ended = true
+	p.mu.Unlock()
+	if !cancelled {
+		ffi.Call(h.OnNextTask, p.hp(), 0, 0) // the end of the stream
+	}
+	return nil
+}
+
+func (p *producer) hp() uintptr { return uintptr(unsafe.Pointer(p.h)) }
+
+// start populates handler->producer, as it must be before any callback.
+func (p *producer) start(deviceType abi.DeviceType) {
+	p.c = cdevice.New[abi.AsyncProducer]()
+	*p.c = abi.AsyncProducer{DeviceType: deviceType, Request: requestCB.Ptr(), Cancel: cancelCB.Ptr()}
+	if md := cdevice.EncodeMetadata(p.md); len(md) > 0 {
+		p.mdC, _ = ffi.Calloc(uintptr(len(md)))
+		if p.mdC != nil {
+			copy(unsafe.Slice((*byte)(p.mdC), len(md)), md)
+			p.c.AdditionalMetadata = uintptr(p.mdC)
+		}
+	}
+	p.c.PrivateData = uintptr(ffi.NewHandle(p))
+	p.h.Producer = uintptr(unsafe.Pointer(p.c))
+}
+
+// finish releases the handler, then frees the producer, which the handler
+// may use until its release returns.
+func (p *producer) finish() {
+	p.mu.Lock()
+	p.ended = true
+	p.mu.Unlock()
+	ffi.Call(p.h.Release, p.hp())
+	ffi.Handle(p.c.PrivateData).Delete()
+	cdevice.Free(p.c)
+	ffi.Free(p.mdC)
+}
+
+func (p *producer) sendSchema(sc *arrow.Schema) error {
+	s := cdevice.New[abi.Schema]()
+	defer cdevice.Free(s)
+	if err := cdevice.ExportSchema(sc, s); err != nil {
+		p.onError(codeEINVAL, err)
+		return err
+	}
+	rc := int32(ffi.Call(p.h.OnSchema, p.hp(), uintptr(unsafe.Pointer(s))))
+	if s.Release != 0 { // neither released nor moved: do not leak it
+		ffi.Call(s.Release, uintptr(unsafe.Pointer(s)))
+	}
+	if rc != 0 {
+		return &ConsumerError{Callback: "on_schema", Code: int(rc)}
+	}
+	return nil
+}
+
+// waitForRequest blocks until the handler has requested a task (and takes
+// one), or says why to stop: cancelled (nil), a bad request or ctx done
+// (reported through on_error).
+func (p *producer) waitForRequest(ctx context.Context) (stop bool, err error) {
+	for {
+		p.mu.Lock()
+		credits, bad, cancelled := p.credits, p.badN, p.cancelled
+		if credits > 0 && bad == 0 && !cancelled {
+			p.credits--
+		}
+		p.mu.Unlock()
+		switch {
+		case bad != 0:
+			err := &ConsumerError{Callback: "request", Code: codeEINVAL}
+			p.onError(codeEINVAL, fmt.Errorf("request(%d): n must be positive", bad+1))
+			return true, err
+		case cancelled:
+			return true, nil
+		case credits > 0:
+			return false, nil
+		}
+		select {
+		case <-p.wake:
+		case <-ctx.Done():
+			p.onError(codeECANCELED, ctx.Err())
+			return true, ctx.Err()
+		}
+	}
+}
+
+func (p *producer) onError(code int32, err error) {
+	msg, _ := ffi.CString(err.Error())
+	defer ffi.Free(msg)
+	ffi.Call(p.h.OnError, p.hp(), uintptr(uint32(code)), uintptr(msg), 0)
+}
+
+// errorCode picks the errno-style code on_error gets for err.
+func errorCode(err error) int32 {
+	var n syscall.Errno
+	switch {
+	case errors.As(err, &n) && n != 0:
+		return int32(n)
+	case errors.Is(err, cdevice.ErrInvalid):
+		return codeEINVAL
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return codeECANCELED
+	}
+	return codeEIO
+}
+
+// ProduceReader drives h with the batches of rdr, each copied to dev as the
+// handler asks for it.
+func ProduceReader(ctx context.Context, rdr array.RecordReader, dev device.Device, h *abi.AsyncDeviceStreamHandler, opts ...ProduceOption) error {
+	if rdr == nil || dev == nil {
+		return Produce(ctx, nil, abi.DeviceCPU, nil, h, opts...)
+	}
+	return Produce(ctx, rdr.Schema(), dev.Type(), cdevice.CopyReaderToDevice(ctx, rdr, dev), h, opts...)
+}
