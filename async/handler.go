@@ -22,14 +22,20 @@ import (
 // called from any.
 type Handler struct {
 	c      *abi.AsyncDeviceStreamHandler // off the Go heap: the producer keeps it
-	out    *abi.DeviceArray              // off the Go heap: extract_data writes it
+	out    *outStruct                    // off the Go heap: extract_data writes it
 	depth  int64
 	wake   chan struct{} // a task, the end, an error or release arrived
 	schema chan struct{} // closed once the schema is known or never will be
 	done   chan struct{} // closed at release
 
+	// calling is held (read) around every call into the producer and
+	// (write) by release, so the producer is never called once released:
+	// it frees itself then. It is not mu, because the producer may call
+	// on_error from within cancel, and that takes mu.
+	calling  sync.RWMutex
+	producer uintptr // *ArrowAsyncProducer; 0 once released (under calling)
+
 	mu        sync.Mutex
-	producer  uintptr // *ArrowAsyncProducer, valid until release
 	sc        *arrow.Schema
 	schemaErr error
 	addMD     arrow.Metadata
@@ -45,6 +51,24 @@ type Handler struct {
 type queued struct {
 	task *abi.AsyncTask
 	md   arrow.Metadata
+}
+
+// outStruct is the ArrowDeviceArray extract_data fills, freed by Close or,
+// for a handler dropped without Close, by a cleanup. mu keeps Close from
+// freeing it while Next extracts into it.
+type outStruct struct {
+	mu    sync.Mutex
+	p     *abi.DeviceArray
+	freed bool
+}
+
+func (o *outStruct) free() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if !o.freed {
+		o.freed = true
+		cdevice.Free(o.p)
+	}
 }
 
 // A Batch is one extracted task: its device record batch (the caller
@@ -98,7 +122,7 @@ func NewHandler(opts ...Option) (*Handler, error) {
 			o(h)
 		}
 	}
-	h.c, h.out = cdevice.New[abi.AsyncDeviceStreamHandler](), cdevice.New[abi.DeviceArray]()
+	h.c, h.out = cdevice.New[abi.AsyncDeviceStreamHandler](), &outStruct{p: cdevice.New[abi.DeviceArray]()}
 	*h.c = abi.AsyncDeviceStreamHandler{
 		OnSchema:    onSchemaCB.Ptr(),
 		OnNextTask:  onNextTaskCB.Ptr(),
@@ -106,7 +130,7 @@ func NewHandler(opts ...Option) (*Handler, error) {
 		Release:     handlerReleaseCB.Ptr(),
 		PrivateData: uintptr(ffi.NewHandle(h)),
 	}
-	runtime.AddCleanup(h, func(out *abi.DeviceArray) { cdevice.Free(out) }, h.out)
+	runtime.AddCleanup(h, (*outStruct).free, h.out)
 	return h, nil
 }
 
@@ -138,19 +162,21 @@ func (h *Handler) schemaDone(sc *arrow.Schema, err error) {
 
 func (h *Handler) onSchema(s *abi.Schema) uintptr {
 	sc, err := cdevice.ImportSchema(s) // takes ownership: released either way
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.producer = h.c.Producer
+	pp := h.c.Producer
 	var md arrow.Metadata
-	if err == nil && h.producer == 0 {
+	if err == nil && pp == 0 {
 		err = fmt.Errorf("%w: on_schema before the producer populated handler->producer", cdevice.ErrInvalid)
 	}
 	if err == nil {
-		p := (*abi.AsyncProducer)(abi.Pointer(h.producer))
-		md, err = cdevice.DecodeMetadata(abi.Pointer(p.AdditionalMetadata))
+		md, err = cdevice.DecodeMetadata(abi.Pointer((*abi.AsyncProducer)(abi.Pointer(pp)).AdditionalMetadata))
 	}
+	h.calling.Lock()
+	h.producer = pp
+	h.calling.Unlock()
+	h.mu.Lock()
 	h.addMD = md
 	h.schemaDone(sc, err)
+	h.mu.Unlock()
 	h.signal()
 	if err != nil {
 		return codeEINVAL // the producer stops and releases us
@@ -159,14 +185,25 @@ func (h *Handler) onSchema(s *abi.Schema) uintptr {
 	return 0
 }
 
-// request asks the producer for n more tasks; callers hold h.mu, which keeps
-// the producer from being released (and freed) meanwhile.
+// request asks the producer for n more tasks, unless the stream is over.
 func (h *Handler) request(n int64) {
-	if h.producer == 0 || h.released || h.ended || h.cancelled {
-		return
+	h.mu.Lock()
+	over := h.ended || h.cancelled
+	h.mu.Unlock()
+	if !over {
+		h.callProducer(func(p *abi.AsyncProducer, pp uintptr) {
+			ffi.Call(p.Request, ffi.AppendUint64([]uintptr{pp}, uint64(n))...)
+		})
 	}
-	p := (*abi.AsyncProducer)(abi.Pointer(h.producer))
-	ffi.Call(p.Request, ffi.AppendUint64([]uintptr{h.producer}, uint64(n))...)
+}
+
+// callProducer runs f on the producer unless it was released.
+func (h *Handler) callProducer(f func(p *abi.AsyncProducer, pp uintptr)) {
+	h.calling.RLock()
+	defer h.calling.RUnlock()
+	if h.producer != 0 {
+		f((*abi.AsyncProducer)(abi.Pointer(h.producer)), h.producer)
+	}
 }
 
 func (h *Handler) onNextTask(task, md uintptr) uintptr {
@@ -213,12 +250,15 @@ func (h *Handler) onError(code int, msg, md uintptr) {
 }
 
 func (h *Handler) release() {
+	h.calling.Lock() // waits for calls into the producer to return
+	h.producer = 0   // the producer frees itself now
+	h.calling.Unlock()
 	h.mu.Lock()
 	if h.released {
 		h.mu.Unlock()
 		return
 	}
-	h.released, h.producer = true, 0 // the producer frees itself now
+	h.released = true
 	h.schemaDone(nil, fmt.Errorf("%w: released before a schema", ErrProducer))
 	ffi.Handle(h.c.PrivateData).Delete()
 	cdevice.Free(h.c) // no producer touches it after release
@@ -262,9 +302,7 @@ func (h *Handler) Next(ctx context.Context) (Batch, error) {
 			h.queue = h.queue[1:]
 			h.mu.Unlock()
 			b, err := h.extract(q.task, sc)
-			h.mu.Lock()
 			h.request(1)
-			h.mu.Unlock()
 			if err != nil {
 				return Batch{}, err
 			}
@@ -288,10 +326,17 @@ func (h *Handler) Next(ctx context.Context) (Batch, error) {
 
 func (h *Handler) extract(t *abi.AsyncTask, sc *arrow.Schema) (*cdevice.DeviceRecordBatch, error) {
 	defer cdevice.Free(t)
-	if rc := int32(ffi.Call(t.ExtractData, uintptr(unsafe.Pointer(t)), uintptr(unsafe.Pointer(h.out)))); rc != 0 {
+	o := h.out
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.freed { // closed meanwhile: give the task back
+		discard(t)
+		return nil, io.EOF
+	}
+	if rc := int32(ffi.Call(t.ExtractData, uintptr(unsafe.Pointer(t)), uintptr(unsafe.Pointer(o.p)))); rc != 0 {
 		return nil, &ProducerError{Code: int(rc), Message: "extract_data failed"}
 	}
-	return cdevice.ImportDeviceRecordBatchWithSchema(h.out, sc)
+	return cdevice.ImportDeviceRecordBatchWithSchema(o.p, sc)
 }
 
 // All yields every remaining batch; each is released after the loop body
@@ -320,20 +365,21 @@ func (h *Handler) All(ctx context.Context) iter.Seq2[Batch, error] {
 // back the tasks queued so far; tasks still arriving are given back too.
 func (h *Handler) Cancel() {
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	if h.cancelled || h.released {
+		h.mu.Unlock()
 		return
 	}
-	for _, q := range h.queue {
+	h.cancelled = true // from now on arriving tasks are given back at once
+	queue := h.queue
+	h.queue = nil
+	h.mu.Unlock()
+	for _, q := range queue {
 		discard(q.task)
 		cdevice.Free(q.task)
 	}
-	h.queue = nil
-	if h.producer != 0 {
-		p := (*abi.AsyncProducer)(abi.Pointer(h.producer))
-		ffi.Call(p.Cancel, h.producer)
-	}
-	h.cancelled = true
+	// Not under mu: cancel may call on_error synchronously.
+	h.callProducer(func(p *abi.AsyncProducer, pp uintptr) { ffi.Call(p.Cancel, pp) })
+	h.signal()
 }
 
 // Close cancels the stream and waits until the producer releases the
@@ -346,11 +392,13 @@ func (h *Handler) Close(ctx context.Context) error {
 		return ctx.Err()
 	}
 	h.mu.Lock()
-	defer h.mu.Unlock()
-	for _, q := range h.queue { // arrived before Cancel took the lock
+	queue := h.queue // arrived before Cancel took the lock
+	h.queue = nil
+	h.mu.Unlock()
+	for _, q := range queue {
 		discard(q.task)
 		cdevice.Free(q.task)
 	}
-	h.queue = nil
+	h.out.free()
 	return nil
 }

@@ -231,6 +231,10 @@ func (p *producer) sendSchema(sc *arrow.Schema) error {
 // (reported through on_error).
 func (p *producer) waitForRequest(ctx context.Context) (stop bool, err error) {
 	for {
+		if err := ctx.Err(); err != nil {
+			p.onError(codeECANCELED, err)
+			return true, err
+		}
 		p.mu.Lock()
 		credits, bad, cancelled := p.credits, p.badN, p.cancelled
 		if credits > 0 && bad == 0 && !cancelled {
