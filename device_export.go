@@ -38,6 +38,7 @@ func exportDeviceTree(root *DeviceArray, source interface{ Retain() }, out *abi.
 	e.source = source
 	f := arrayFiller{e: e, sl: newSlab(&e.pin, nodes-1, unsafe.Sizeof(abi.Array{}), ptrs, 0, 0), handle: e.start(nodes)}
 	f.fillDevice(root, &out.Array)
+	e.arrayRoot = out.Array // for identity imports of the untouched tree
 	out.DeviceType, out.DeviceID, out.Reserved = root.DeviceType, root.DeviceID, [3]int64{}
 	out.SyncEvent = 0
 	if ev := root.owner.event; ev != nil {
@@ -126,7 +127,7 @@ func CopyRecordBatchToDevice(ctx context.Context, rb arrow.RecordBatch, dev devi
 		return nil, err
 	}
 	root := &DeviceArray{
-		Type: arrow.StructOf(rb.Schema().Fields()...), Length: rb.NumRows(),
+		Type: structOf(rb.Schema()), Length: rb.NumRows(),
 		Buffers: make([]DeviceBuffer, 1), Children: cols,
 		DeviceType: dev.Type(), DeviceID: dev.ID(), Device: dev,
 	}

@@ -57,7 +57,7 @@ func ImportDeviceRecordBatchWithSchema(arr *abi.DeviceArray, sc *arrow.Schema) (
 			return b, nil
 		}
 	}
-	root, err := importDeviceTree(arr, arrow.StructOf(sc.Fields()...))
+	root, err := importDeviceTree(arr, structOf(sc))
 	if err != nil {
 		return nil, err
 	}

@@ -288,6 +288,23 @@ func schemaPlanOf(s *arrow.Schema) (*schemaPlan, error) {
 	return p, nil
 }
 
+// structTypes caches the struct type of each schema's record batches, keyed
+// weakly like schemaPlans: device batches of one schema share it.
+var structTypes sync.Map // weak.Pointer[arrow.Schema] → *arrow.StructType
+
+func structOf(s *arrow.Schema) *arrow.StructType {
+	key := weak.Make(s)
+	if t, ok := structTypes.Load(key); ok {
+		return t.(*arrow.StructType)
+	}
+	t := arrow.StructOf(s.Fields()...)
+	if old, loaded := structTypes.LoadOrStore(key, t); loaded {
+		return old.(*arrow.StructType)
+	}
+	runtime.AddCleanup(s, func(k weak.Pointer[arrow.Schema]) { structTypes.Delete(k) }, key)
+	return t
+}
+
 // add appends the nodes of the tree under n, in the order fill writes them.
 func (pl *schemaPlan) add(n schemaNode, depth int) error {
 	if depth > maxDepth {

@@ -44,10 +44,12 @@ type Handler struct {
 	err       error
 	cancelled bool
 	released  bool
+	owed      int64 // tasks consumed and not yet requested again
 }
 
-// A queued task: the producer's task struct copied off the Go heap (its
-// extract_data gets a pointer to it), and the task's metadata.
+// A queued task: the producer's task struct, copied into a pointer-free Go
+// allocation that its extract_data gets during the call only, and the
+// task's metadata.
 type queued struct {
 	task *abi.AsyncTask
 	md   arrow.Metadata
@@ -185,6 +187,22 @@ func (h *Handler) onSchema(s *abi.Schema) uintptr {
 	return 0
 }
 
+// consumed notes a task taken from the queue and asks for more in chunks
+// of half the queue depth: fewer calls into the producer (for a C producer,
+// fewer thread wake-ups) while at most depth tasks are outstanding.
+func (h *Handler) consumed() {
+	h.mu.Lock()
+	h.owed++
+	n := h.owed
+	if n < max(h.depth/2, 1) {
+		h.mu.Unlock()
+		return
+	}
+	h.owed = 0
+	h.mu.Unlock()
+	h.request(n)
+}
+
 // request asks the producer for n more tasks, unless the stream is over.
 func (h *Handler) request(n int64) {
 	h.mu.Lock()
@@ -224,7 +242,7 @@ func (h *Handler) onNextTask(task, md uintptr) uintptr {
 		}
 		return 0
 	}
-	q := queued{task: cdevice.New[abi.AsyncTask](), md: meta}
+	q := queued{task: new(abi.AsyncTask), md: meta}
 	*q.task = *(*abi.AsyncTask)(abi.Pointer(task)) // valid only during this call
 	h.queue = append(h.queue, q)
 	h.signal()
@@ -302,7 +320,7 @@ func (h *Handler) Next(ctx context.Context) (Batch, error) {
 			h.queue = h.queue[1:]
 			h.mu.Unlock()
 			b, err := h.extract(q.task, sc)
-			h.request(1)
+			h.consumed()
 			if err != nil {
 				return Batch{}, err
 			}
@@ -325,7 +343,6 @@ func (h *Handler) Next(ctx context.Context) (Batch, error) {
 }
 
 func (h *Handler) extract(t *abi.AsyncTask, sc *arrow.Schema) (*cdevice.DeviceRecordBatch, error) {
-	defer cdevice.Free(t)
 	o := h.out
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -375,7 +392,6 @@ func (h *Handler) Cancel() {
 	h.mu.Unlock()
 	for _, q := range queue {
 		discard(q.task)
-		cdevice.Free(q.task)
 	}
 	// Not under mu: cancel may call on_error synchronously.
 	h.callProducer(func(p *abi.AsyncProducer, pp uintptr) { ffi.Call(p.Cancel, pp) })
@@ -397,7 +413,6 @@ func (h *Handler) Close(ctx context.Context) error {
 	h.mu.Unlock()
 	for _, q := range queue {
 		discard(q.task)
-		cdevice.Free(q.task)
 	}
 	h.out.free()
 	return nil

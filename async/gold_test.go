@@ -1,0 +1,434 @@
+package async_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/purearrow/cdevice"
+	"github.com/purearrow/cdevice/abi"
+	"github.com/purearrow/cdevice/async"
+	"github.com/purearrow/cdevice/device"
+)
+
+// goldDir holds Arrow's integration gold files (see its README.md).
+const goldDir = "../testdata/arrow-integration/cpp-21.0.0"
+
+// goldCases lists the gold cases: every *.stream file in goldDir without
+// its extension, no-batch and zero-length cases included.
+func goldCases(tb testing.TB) []string {
+	tb.Helper()
+	files, err := filepath.Glob(filepath.Join(goldDir, "*.stream"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if len(files) == 0 {
+		tb.Fatalf("no gold files in %s", goldDir)
+	}
+	cases := make([]string, len(files))
+	for i, f := range files {
+		cases[i] = strings.TrimSuffix(filepath.Base(f), ".stream")
+	}
+	sort.Strings(cases)
+	return cases
+}
+
+// goldAllocator is a checked allocator that fails the test if any of its
+// memory is still held when the test ends.
+func goldAllocator(tb testing.TB) memory.Allocator {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	tb.Cleanup(func() { mem.AssertSize(tb, 0) })
+	return mem
+}
+
+// readGold reads every batch of the gold case: the expected values. They
+// stay retained until the test ends.
+func readGold(tb testing.TB, c string) (*arrow.Schema, []arrow.RecordBatch) {
+	tb.Helper()
+	f, err := os.Open(filepath.Join(goldDir, c+".stream"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer f.Close()
+	r, err := ipc.NewReader(f, ipc.WithAllocator(goldAllocator(tb)))
+	if err != nil {
+		tb.Fatalf("%s: %v", c, err)
+	}
+	defer r.Release()
+	var recs []arrow.RecordBatch
+	tb.Cleanup(func() {
+		for _, rec := range recs {
+			rec.Release()
+		}
+	})
+	for r.Next() {
+		rec := r.RecordBatch()
+		rec.Retain()
+		recs = append(recs, rec)
+	}
+	if err := r.Err(); err != nil {
+		tb.Fatalf("%s: %v", c, err)
+	}
+	return r.Schema(), recs
+}
+
+// schemaDiffs compares two schemas in full: Equal, the schema's metadata,
+// and the metadata of every field at every depth. One line per difference.
+func schemaDiffs(want, got *arrow.Schema) []string {
+	if got == nil {
+		return []string{"got a nil schema"}
+	}
+	var d []string
+	if !want.Equal(got) {
+		d = append(d, fmt.Sprintf("schemas differ:\nwant %s\ngot  %s", want, got))
+	}
+	if !want.Metadata().Equal(got.Metadata()) {
+		d = append(d, fmt.Sprintf("schema metadata: want %v, got %v", want.Metadata(), got.Metadata()))
+	}
+	return append(d, fieldsDiffs("", want.Fields(), got.Fields())...)
+}
+
+func fieldsDiffs(path string, want, got []arrow.Field) []string {
+	if len(want) != len(got) {
+		return []string{fmt.Sprintf("%s: want %d fields, got %d", path, len(want), len(got))}
+	}
+	var d []string
+	for i := range want {
+		p := path + "/" + want[i].Name
+		if !want[i].Metadata.Equal(got[i].Metadata) {
+			d = append(d, fmt.Sprintf("%s: metadata: want %v, got %v", p, want[i].Metadata, got[i].Metadata))
+		}
+		d = append(d, fieldsDiffs(p, childFields(want[i].Type), childFields(got[i].Type))...)
+	}
+	return d
+}
+
+// childFields are the fields nested in dt, looking through extension and
+// dictionary types.
+func childFields(dt arrow.DataType) []arrow.Field {
+	for {
+		switch t := dt.(type) {
+		case arrow.ExtensionType:
+			dt = t.StorageType()
+		case *arrow.DictionaryType:
+			dt = t.ValueType
+		case arrow.NestedType:
+			return t.Fields()
+		default:
+			return nil
+		}
+	}
+}
+
+// checkBatch compares one received batch with the expected one.
+func checkBatch(tb testing.TB, i int, want, got arrow.RecordBatch) {
+	tb.Helper()
+	for _, d := range schemaDiffs(want.Schema(), got.Schema()) {
+		tb.Errorf("batch %d: %s", i, d)
+	}
+	if !array.RecordEqual(want, got) {
+		tb.Errorf("batch %d: values differ:\nwant %v\ngot  %v", i, want, got)
+	}
+}
+
+// forEachIdentity runs f with identity imports on (a batch we exported is
+// handed back directly) and off (the path a C producer's batches take).
+func forEachIdentity(t *testing.T, f func(t *testing.T)) {
+	for _, on := range []bool{false, true} {
+		name := map[bool]string{false: "full", true: "identity"}[on]
+		t.Run(name, func(t *testing.T) {
+			defer cdevice.SetIdentityImports(cdevice.SetIdentityImports(on))
+			f(t)
+		})
+	}
+}
+
+// copiedBatches is a Produce source: each record copied onto dev as it is
+// pulled. Every yielded batch belongs to Produce.
+func copiedBatches(ctx context.Context, recs []arrow.RecordBatch, dev device.Device) iter.Seq2[*cdevice.DeviceRecordBatch, error] {
+	return func(yield func(*cdevice.DeviceRecordBatch, error) bool) {
+		for _, rec := range recs {
+			db, err := cdevice.CopyRecordBatchToDevice(ctx, rec, dev)
+			if !yield(db, err) || err != nil {
+				return
+			}
+		}
+	}
+}
+
+// startProduce runs Produce on its own goroutine; its result arrives on the
+// returned channel.
+func startProduce(ctx context.Context, sc *arrow.Schema, batches iter.Seq2[*cdevice.DeviceRecordBatch, error],
+	h *abi.AsyncDeviceStreamHandler, opts ...async.ProduceOption) <-chan error {
+	errc := make(chan error, 1)
+	go func() { errc <- async.Produce(ctx, sc, abi.DeviceCPU, batches, h, opts...) }()
+	return errc
+}
+
+// waitProduce waits for Produce's result, failing the test after timeout.
+func waitProduce(tb testing.TB, errc <-chan error, timeout time.Duration) error {
+	tb.Helper()
+	select {
+	case err := <-errc:
+		return err
+	case <-time.After(timeout):
+		tb.Fatalf("Produce did not return within %v", timeout)
+		return nil
+	}
+}
+
+// waitDone fails the test unless h.Done() is closed within timeout.
+func waitDone(tb testing.TB, h *async.Handler, timeout time.Duration) {
+	tb.Helper()
+	select {
+	case <-h.Done():
+	case <-time.After(timeout):
+		tb.Fatalf("Done not closed within %v: the producer never released the handler", timeout)
+	}
+}
+
+// closeHandler closes h (after the producer released it), failing the test
+// on an error.
+func closeHandler(tb testing.TB, h *async.Handler) {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := h.Close(ctx); err != nil {
+		tb.Errorf("Close: %v", err)
+	}
+}
+
+// noLeaksAfter snapshots cdevice.LiveLeaks now; the returned check fails
+// the test if, once finalizers of dropped values have had a moment to run,
+// any counter is above the snapshot (what an earlier test left behind is
+// not this test's leak). TestMain checks that everything is zero at the
+// end.
+func noLeaksAfter(tb testing.TB) func() {
+	base := cdevice.LiveLeaks()
+	return func() {
+		tb.Helper()
+		checkLeaks(tb, base)
+	}
+}
+
+// checkLeaks fails the test unless no counter of cdevice.LiveLeaks is
+// above base within half a second.
+func checkLeaks(tb testing.TB, base cdevice.Leaks) {
+	tb.Helper()
+	var l cdevice.Leaks
+	for range 50 {
+		l = cdevice.LiveLeaks()
+		if l.Exports <= base.Exports && l.Imports <= base.Imports && l.DeviceArrays <= base.DeviceArrays &&
+			l.Handles <= base.Handles && l.CAllocations <= base.CAllocations && l.CallbackPanics <= base.CallbackPanics {
+			return
+		}
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond)
+	}
+	tb.Errorf("leaks: %s (at most %s)", l, base)
+}
+
+// roundTrip streams recs (schema sc) from Produce to a Handler of queue
+// depth depth through the ABI on device.CPU and checks that the consumer
+// gets the same schema and batches, that Produce returns nil, that the
+// handler is released, and that nothing leaks.
+func roundTrip(t *testing.T, sc *arrow.Schema, recs []arrow.RecordBatch, depth int) {
+	t.Helper()
+	t.Cleanup(noLeaksAfter(t)) // after the test's own cleanups
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	h, err := async.NewHandler(async.WithQueueDepth(depth))
+	if err != nil {
+		t.Fatalf("NewHandler: %v", err)
+	}
+	errc := startProduce(ctx, sc, copiedBatches(ctx, recs, device.CPU), h.C())
+	closed := false
+	defer func() {
+		if !closed { // a failure part way: stop the producer and wait for it
+			cancel()
+			closeHandler(t, h)
+		}
+	}()
+
+	got, err := h.Schema(ctx)
+	if err != nil {
+		t.Fatalf("Schema: %v", err)
+	}
+	for _, d := range schemaDiffs(sc, got) {
+		t.Errorf("stream schema: %s", d)
+	}
+	n := 0
+	for b, err := range h.All(ctx) {
+		if err != nil {
+			t.Fatalf("after %d batches: %v", n, err)
+		}
+		if b.DeviceRecordBatch == nil {
+			t.Fatalf("batch %d: nil DeviceRecordBatch", n)
+		}
+		if dt := b.Device().Type(); dt != abi.DeviceCPU {
+			t.Errorf("batch %d: device %s, want cpu", n, dt)
+		}
+		rec, err := b.ToHost(ctx)
+		if err != nil {
+			t.Fatalf("batch %d: ToHost: %v", n, err)
+		}
+		if n < len(recs) {
+			checkBatch(t, n, recs[n], rec)
+		}
+		rec.Release()
+		n++
+	}
+	if n != len(recs) {
+		t.Errorf("got %d batches, want %d", n, len(recs))
+	}
+	if _, err := h.Next(ctx); !errors.Is(err, io.EOF) {
+		t.Errorf("Next after the end: %v, want io.EOF", err)
+	}
+	if err := waitProduce(t, errc, 10*time.Second); err != nil {
+		t.Errorf("Produce: %v", err)
+	}
+	waitDone(t, h, 10*time.Second)
+	closed = true
+	closeHandler(t, h)
+}
+
+// Every gold case as an async stream round trip Go↔Go through the ABI, at
+// queue depths 1 and 8: equal schema (metadata included) and batches.
+func TestGoldAsync(t *testing.T) {
+	forEachIdentity(t, func(t *testing.T) {
+		for _, depth := range []int{1, 8} {
+			t.Run(fmt.Sprintf("depth=%d", depth), func(t *testing.T) {
+				for _, c := range goldCases(t) {
+					t.Run(c, func(t *testing.T) {
+						sc, recs := readGold(t, c)
+						roundTrip(t, sc, recs, depth)
+					})
+				}
+			})
+		}
+	})
+}
+
+// A stream of no batches: the schema, then the end.
+func TestAsyncNoBatches(t *testing.T) {
+	sc := arrow.NewSchema([]arrow.Field{
+		{Name: "a", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+		{Name: "s", Type: arrow.BinaryTypes.String},
+	}, &arrow.Metadata{})
+	empty := arrow.NewSchema(nil, nil)
+	forEachIdentity(t, func(t *testing.T) {
+		for _, depth := range []int{1, 8} {
+			t.Run(fmt.Sprintf("depth=%d", depth), func(t *testing.T) {
+				t.Run("two-fields", func(t *testing.T) { roundTrip(t, sc, nil, depth) })
+				t.Run("no-fields", func(t *testing.T) { roundTrip(t, empty, nil, depth) })
+			})
+		}
+	})
+}
+
+// Batches of zero rows, alone and between non-empty ones.
+func TestAsyncZeroLength(t *testing.T) {
+	sc := arrow.NewSchema([]arrow.Field{
+		{Name: "a", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+		{Name: "s", Type: arrow.BinaryTypes.String, Nullable: true},
+		{Name: "l", Type: arrow.ListOf(arrow.PrimitiveTypes.Int32)},
+	}, nil)
+	build := func(rows int) arrow.RecordBatch {
+		b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
+		defer b.Release()
+		for i := range rows {
+			b.Field(0).(*array.Int64Builder).Append(int64(i))
+			b.Field(1).(*array.StringBuilder).Append(fmt.Sprint("v", i))
+			lb := b.Field(2).(*array.ListBuilder)
+			lb.Append(true)
+			lb.ValueBuilder().(*array.Int32Builder).Append(int32(i))
+		}
+		return b.NewRecordBatch()
+	}
+	zero, three := build(0), build(3)
+	defer zero.Release()
+	defer three.Release()
+	forEachIdentity(t, func(t *testing.T) {
+		for _, depth := range []int{1, 8} {
+			t.Run(fmt.Sprintf("depth=%d", depth), func(t *testing.T) {
+				t.Run("one", func(t *testing.T) { roundTrip(t, sc, []arrow.RecordBatch{zero}, depth) })
+				t.Run("mixed", func(t *testing.T) {
+					roundTrip(t, sc, []arrow.RecordBatch{zero, three, zero, zero, three, zero}, depth)
+				})
+			})
+		}
+	})
+}
+
+// Additional metadata set on the producer reaches the handler.
+func TestAsyncAdditionalMetadata(t *testing.T) {
+	t.Cleanup(noLeaksAfter(t))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	sc := arrow.NewSchema([]arrow.Field{{Name: "a", Type: arrow.PrimitiveTypes.Int64}}, nil)
+	md := arrow.NewMetadata([]string{"rows", "batches"}, []string{"0", "0"})
+	h, err := async.NewHandler()
+	if err != nil {
+		t.Fatal(err)
+	}
+	errc := startProduce(ctx, sc, copiedBatches(ctx, nil, device.CPU), h.C(), async.WithAdditionalMetadata(md))
+	if _, err := h.Schema(ctx); err != nil {
+		t.Fatalf("Schema: %v", err)
+	}
+	if got := h.AdditionalMetadata(); !got.Equal(md) {
+		t.Errorf("AdditionalMetadata = %v, want %v", got, md)
+	}
+	if _, err := h.Next(ctx); !errors.Is(err, io.EOF) {
+		t.Errorf("Next: %v, want io.EOF", err)
+	}
+	if err := waitProduce(t, errc, 10*time.Second); err != nil {
+		t.Errorf("Produce: %v", err)
+	}
+	waitDone(t, h, 10*time.Second)
+	closeHandler(t, h)
+}
+
+// Close frees everything the handler holds, at once: with the Handler still
+// in reach (so no garbage-collector cleanup can have run), the counters are
+// back where they were before NewHandler.
+func TestHandlerCloseFreesAll(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for range 3 { // what earlier tests dropped goes first
+		runtime.GC()
+		time.Sleep(5 * time.Millisecond)
+	}
+	base := cdevice.LiveLeaks()
+	sc := arrow.NewSchema([]arrow.Field{{Name: "a", Type: arrow.PrimitiveTypes.Int64}}, nil)
+	h, err := async.NewHandler()
+	if err != nil {
+		t.Fatal(err)
+	}
+	errc := startProduce(ctx, sc, copiedBatches(ctx, nil, device.CPU), h.C())
+	if _, err := h.Next(ctx); !errors.Is(err, io.EOF) {
+		t.Errorf("Next: %v, want io.EOF", err)
+	}
+	if err := waitProduce(t, errc, 5*time.Second); err != nil {
+		t.Errorf("Produce: %v", err)
+	}
+	waitDone(t, h, 5*time.Second)
+	closeHandler(t, h)
+	l := cdevice.LiveLeaks()
+	runtime.KeepAlive(h)
+	if l.CAllocations > base.CAllocations || l.Handles > base.Handles {
+		t.Errorf("after Close: %s; before NewHandler: %s (Close must free the handler's C memory, not leave it to the garbage collector)", l, base)
+	}
+}
