@@ -31,11 +31,14 @@ func (e *ProducerError) Unwrap() error { return ErrProducer }
 
 // A ConsumerError is a handler callback's non-zero return.
 type ConsumerError struct {
-	Callback string // "on_schema" or "on_next_task"
+	Callback string // "on_schema", "on_next_task", or "request" (n <= 0)
 	Code     int
 }
 
 func (e *ConsumerError) Error() string {
+	if e.Callback == "request" {
+		return "async: the handler called request with n <= 0"
+	}
 	return fmt.Sprintf("async: the handler's %s returned %d", e.Callback, e.Code)
 }
 

@@ -146,7 +146,18 @@ func Produce(ctx context.Context, sc *arrow.Schema, deviceType abi.DeviceType,
 	}
 	task := cdevice.New[abi.AsyncTask]() // the consumer copies it during on_next_task
 	defer cdevice.Free(task)
-	for b, err := range batches {
+	// Pull a batch only once one is requested: a cancel then wastes no copy,
+	// and the end of the stream arrives on a requested slot too.
+	next, stopSource := iter.Pull2(batches)
+	defer stopSource()
+	for {
+		if stop, err := p.waitForRequest(ctx); stop {
+			return err
+		}
+		b, err, ok := next()
+		if !ok {
+			break
+		}
 		if err == nil && b == nil {
 			err = fmt.Errorf("%w: the batch source yielded a nil batch", cdevice.ErrInvalid)
 		}
@@ -155,10 +166,6 @@ func Produce(ctx context.Context, sc *arrow.Schema, deviceType abi.DeviceType,
 				b.Release()
 			}
 			p.onError(errorCode(err), err)
-			return err
-		}
-		if stop, err := p.waitForRequest(ctx); stop {
-			b.Release()
 			return err
 		}
 		th := ffi.NewHandle(b)
