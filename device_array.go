@@ -56,11 +56,12 @@ var ErrNotReadable = fmt.Errorf("%w: the array's device has no loaded backend to
 // CopyToDevice allocated, or the imported ArrowDeviceArray, and the event
 // recorded after the copies that wrote the buffers.
 type deviceOwner struct {
-	refs   atomic.Int64
-	dev    device.Device
-	allocs []DeviceBuffer // memory from allocDevice
-	event  device.Event
-	imp    *arrayImport
+	refs      atomic.Int64
+	dev       device.Device
+	allocs    []DeviceBuffer // memory from allocDevice
+	event     device.Event
+	imp       *arrayImport
+	onRelease func() // NewDeviceArray's release
 }
 
 var liveDeviceArrays atomic.Int64
@@ -84,6 +85,9 @@ func (o *deviceOwner) release() {
 	}
 	if o.imp != nil {
 		o.imp.release()
+	}
+	if o.onRelease != nil {
+		o.onRelease()
 	}
 	liveDeviceArrays.Add(-1)
 }
@@ -338,4 +342,27 @@ func (d *downloader) node(a *DeviceArray, out *abi.Array) error {
 		return d.node(a.Dictionary, n)
 	}
 	return nil
+}
+
+// NewDeviceArray makes a DeviceArray tree of foreign device memory from a
+// (its exported fields, children and dictionary filled in by the caller).
+// release, when not nil, is called exactly once, when the last reference to
+// the tree is released: DLPack's deleter or a CUDA Array Interface owner's
+// release, say. The result holds one reference.
+func NewDeviceArray(a DeviceArray, release func()) *DeviceArray {
+	o := newDeviceOwner(a.Device)
+	o.onRelease = release
+	root := &a
+	setOwner(root, o)
+	return root
+}
+
+func setOwner(a *DeviceArray, o *deviceOwner) {
+	a.owner = o
+	for _, c := range a.Children {
+		setOwner(c, o)
+	}
+	if a.Dictionary != nil {
+		setOwner(a.Dictionary, o)
+	}
 }
