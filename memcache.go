@@ -3,6 +3,7 @@ package cdevice
 import (
 	"sync"
 
+	"github.com/purearrow/cdevice/abi"
 	"github.com/purearrow/cdevice/device"
 )
 
@@ -11,21 +12,36 @@ import (
 // same size, as CUDA's caching allocators do: a large copy then costs the
 // transfer alone, not an allocation with its page faults and zeroing.
 // Each device, and the host, holds at most the limit in cached bytes.
-var memCache = blockCache{limit: 1 << 30, free: map[cacheKey][]cachedBlock{}, bytes: map[device.Device]int64{}}
+var memCache = blockCache{limit: 1 << 30, free: map[cacheKey][]cachedBlock{}, bytes: map[place]int64{}}
 
 type blockCache struct {
 	mu    sync.Mutex
 	limit int64
 	free  map[cacheKey][]cachedBlock
-	bytes map[device.Device]int64 // cached bytes per device; nil is the host
+	bytes map[place]int64 // cached bytes per device and for the host
+}
+
+// A place is where memory lives: a device by type and id (Device values
+// need not be comparable), or the host (the zero place).
+type place struct {
+	t  abi.DeviceType
+	id int64
+}
+
+func placeOf(dev device.Device) place {
+	if dev == nil {
+		return place{}
+	}
+	return place{dev.Type(), dev.ID()}
 }
 
 type cacheKey struct {
-	dev  device.Device // nil: host memory
+	at   place
 	size int64
 }
 
 type cachedBlock struct {
+	dev  device.Device  // frees p
 	p    device.Pointer // device memory, or
 	host []byte         // host memory
 }
@@ -48,7 +64,7 @@ func TrimMemoryCache() { memCache.trim(true) }
 func CachedMemory(dev device.Device) int64 {
 	memCache.mu.Lock()
 	defer memCache.mu.Unlock()
-	return memCache.bytes[dev]
+	return memCache.bytes[placeOf(dev)]
 }
 
 func (c *blockCache) take(k cacheKey) (cachedBlock, bool) {
@@ -60,50 +76,50 @@ func (c *blockCache) take(k cacheKey) (cachedBlock, bool) {
 	}
 	b := bs[len(bs)-1]
 	c.free[k] = bs[:len(bs)-1]
-	c.bytes[k.dev] -= k.size
+	c.bytes[k.at] -= k.size
 	return b, true
 }
 
 // put caches b, or frees it when that would pass the limit.
 func (c *blockCache) put(k cacheKey, b cachedBlock) {
 	c.mu.Lock()
-	if c.bytes[k.dev]+k.size <= c.limit {
+	if c.bytes[k.at]+k.size <= c.limit {
 		c.free[k] = append(c.free[k], b)
-		c.bytes[k.dev] += k.size
+		c.bytes[k.at] += k.size
 		c.mu.Unlock()
 		return
 	}
 	c.mu.Unlock()
-	if k.dev != nil {
-		k.dev.Free(b.p)
+	b.free()
+}
+
+func (b cachedBlock) free() {
+	if b.dev != nil {
+		b.dev.Free(b.p)
 	}
 }
 
 // trim frees cached blocks: all of them, or those over the limit.
 func (c *blockCache) trim(all bool) {
 	c.mu.Lock()
-	var drop []cacheKey
-	var blocks [][]cachedBlock
+	var drop []cachedBlock
 	for k, bs := range c.free {
-		for len(bs) > 0 && (all || c.bytes[k.dev] > c.limit) {
-			drop = append(drop, k)
-			blocks = append(blocks, []cachedBlock{bs[len(bs)-1]})
+		for len(bs) > 0 && (all || c.bytes[k.at] > c.limit) {
+			drop = append(drop, bs[len(bs)-1])
 			bs = bs[:len(bs)-1]
-			c.bytes[k.dev] -= k.size
+			c.bytes[k.at] -= k.size
 		}
 		c.free[k] = bs
 	}
 	c.mu.Unlock()
-	for i, k := range drop {
-		if k.dev != nil {
-			k.dev.Free(blocks[i][0].p)
-		}
+	for _, b := range drop {
+		b.free()
 	}
 }
 
 // allocDevice returns size bytes on dev, cached or new.
 func allocDevice(dev device.Device, size int) (device.Pointer, error) {
-	if b, ok := memCache.take(cacheKey{dev, int64(size)}); ok {
+	if b, ok := memCache.take(cacheKey{placeOf(dev), int64(size)}); ok {
 		return b.p, nil
 	}
 	return dev.Alloc(size)
@@ -111,13 +127,13 @@ func allocDevice(dev device.Device, size int) (device.Pointer, error) {
 
 // freeDevice gives device memory from allocDevice back.
 func freeDevice(dev device.Device, p device.Pointer, size int64) {
-	memCache.put(cacheKey{dev, size}, cachedBlock{p: p})
+	memCache.put(cacheKey{placeOf(dev), size}, cachedBlock{dev: dev, p: p})
 }
 
 // allocHost returns size bytes of Go memory, cached or new; its contents are
 // not zeroed when cached (ToHost overwrites them).
 func allocHost(size int64) []byte {
-	if b, ok := memCache.take(cacheKey{nil, size}); ok {
+	if b, ok := memCache.take(cacheKey{place{}, size}); ok {
 		return b.host
 	}
 	return make([]byte, size)
@@ -125,6 +141,6 @@ func allocHost(size int64) []byte {
 
 func freeHost(b []byte) {
 	if len(b) > 0 {
-		memCache.put(cacheKey{nil, int64(len(b))}, cachedBlock{host: b[:len(b):len(b)]})
+		memCache.put(cacheKey{place{}, int64(len(b))}, cachedBlock{host: b[:len(b):len(b)]})
 	}
 }

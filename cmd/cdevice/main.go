@@ -1,20 +1,33 @@
-// Command cdevice shows what the cdevice library finds on this machine.
+// Command cdevice shows what the cdevice library finds on this machine and
+// proves that it works there.
 //
-//	cdevice devices [--json]   every device backend tried, its library and
-//	                           version, its devices or why it has none, and
-//	                           the default device with the reason for it
+//	cdevice devices [--json]              every device backend tried, its
+//	                                      library and version, its devices or
+//	                                      why it has none, and the default
+//	                                      device with the reason for it
+//	cdevice selftest [--device D] [--json]
+//	                                      round trips a batch of every type
+//	                                      family through ArrowDeviceArray,
+//	                                      ArrowDeviceArrayStream and the async
+//	                                      stream on every device, pass/fail
+//	cdevice bench [--device D] [--size BYTES] [--json]
+//	                                      copy bandwidth, export/import cost,
+//	                                      stream and async batches per second
+//	cdevice inspect [--json] FILE         an Arrow IPC file's schema as a C
+//	                                      consumer sees it (format strings,
+//	                                      flags, metadata)
+//
+// Exit status: 0 on success, 1 when something failed, 2 on a usage error.
 package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"text/tabwriter"
-	"time"
+	"strings"
 
 	"github.com/purearrow/cdevice/abi"
 	"github.com/purearrow/cdevice/device"
@@ -24,132 +37,88 @@ import (
 const usage = `usage: cdevice <command> [flags]
 
 commands:
-  devices   list device backends, their devices, and the default device
+  devices    list device backends, their devices, and the default device
+  selftest   round trip a batch of every Arrow type through the C device
+             interfaces on every device, and say what passed
+  bench      measure copy bandwidth, export/import cost and stream rates
+  inspect    show an Arrow IPC file's schema as a C consumer sees it
 
-Run 'cdevice <command> --help' for a command's flags.
+Start with 'cdevice devices', then 'cdevice selftest'.
+Run 'cdevice <command> --help' (or 'cdevice help <command>') for a command's flags.
 Environment: CDEVICE_DEVICE picks the default device (cpu, cuda:N, hip:N,
 opencl:N, ...); CDEVICE_CUDA_LIBRARY, CDEVICE_HIP_LIBRARY and
 CDEVICE_OPENCL_LIBRARY point at a runtime library to load instead.
 `
 
+// Exit statuses.
+const (
+	exitOK    = 0
+	exitFail  = 1
+	exitUsage = 2
+)
+
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
+var commands = map[string]func(args []string, stdout, stderr io.Writer) int{
+	"devices":  devices,
+	"selftest": selftest,
+	"bench":    bench,
+	"inspect":  inspect,
+}
+
 func run(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "-help" || args[0] == "help" {
+		if len(args) >= 2 && args[0] == "help" {
+			if cmd := commands[args[1]]; cmd != nil {
+				return cmd([]string{"--help"}, stdout, stderr)
+			}
+			fmt.Fprintf(stderr, "cdevice: unknown command %q\n\n%s", args[1], usage)
+			return exitUsage
+		}
 		fmt.Fprint(stderr, usage)
 		if len(args) == 0 {
-			return 2
+			return exitUsage
 		}
-		return 0
+		return exitOK
 	}
-	switch args[0] {
-	case "devices":
-		return devices(args[1:], stdout, stderr)
+	if cmd := commands[args[0]]; cmd != nil {
+		return cmd(args[1:], stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "cdevice: unknown command %q\n\n%s", args[0], usage)
-	return 2
+	return exitUsage
 }
 
-func devices(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("devices", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	asJSON := fs.Bool("json", false, "print the report as JSON")
-	fs.Usage = func() {
-		fmt.Fprint(stderr, "usage: cdevice devices [--json]\n\nList every device backend tried (CUDA, HIP, OpenCL), the library and\nversion it loaded, its devices, or the exact reason it is unavailable,\nand the default device with the reason it was chosen.\n\n")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
+// parseFlags parses args with fs, allowing flags after positional arguments
+// (cdevice inspect FILE --json), and returns the positional arguments. ok is
+// false when the command must stop with status code: 0 after --help, 2 after
+// a bad flag (fs has printed the usage either way).
+func parseFlags(fs *flag.FlagSet, args []string) (positional []string, code int, ok bool) {
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, exitOK, false
+			}
+			return nil, exitUsage, false
 		}
-		return 2
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	rep, err := loader.Discover(ctx)
-	if err != nil {
-		fmt.Fprintf(stderr, "cdevice: discovery failed: %v\n", err)
-		return 1
-	}
-	def, why, defErr := loader.Default(ctx)
-	if *asJSON {
-		return writeJSON(stdout, stderr, rep, def, why, defErr)
-	}
-	w := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "BACKEND\tSTATUS\tLIBRARY\tVERSION\tPROBE")
-	for _, b := range rep.Backends {
-		status := "ok"
-		if b.Err != nil {
-			status = b.Reason
+		rest := fs.Args()
+		if n := len(args) - len(rest); n > 0 && args[n-1] == "--" {
+			return append(positional, rest...), exitOK, true // all operands after --
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", b.Name, status, orDash(b.Library), orDash(b.Version), b.Elapsed.Round(time.Microsecond))
-	}
-	w.Flush()
-	fmt.Fprintln(stdout)
-	w = tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "DEVICE\tNAME\tMEMORY")
-	fmt.Fprintln(w, "cpu\thost (Go memory)\t-")
-	for _, b := range rep.Backends {
-		for _, d := range b.Devices {
-			fmt.Fprintf(w, "%s:%d\t%s\t%s\n", d.Type, d.ID, d.Name, memory(d.TotalMemory))
+		args = rest
+		if len(args) == 0 {
+			return positional, exitOK, true
 		}
+		positional = append(positional, args[0])
+		args = args[1:]
 	}
-	w.Flush()
-	fmt.Fprintln(stdout)
-	if defErr != nil {
-		fmt.Fprintf(stdout, "default: none: %v\n", defErr)
-		return 1
-	}
-	fmt.Fprintf(stdout, "default: %s (%s)\n", spec(def), why)
-	return 0
 }
 
-func writeJSON(stdout, stderr io.Writer, rep *loader.Report, def device.Device, why string, defErr error) int {
-	type device struct {
-		Type        string `json:"type"`
-		ID          int64  `json:"id"`
-		Name        string `json:"name"`
-		TotalMemory int64  `json:"total_memory"`
-	}
-	type backend struct {
-		Name      string   `json:"name"`
-		Available bool     `json:"available"`
-		Reason    string   `json:"reason,omitempty"`
-		Library   string   `json:"library,omitempty"`
-		Version   string   `json:"version,omitempty"`
-		ProbeNS   int64    `json:"probe_ns"`
-		Devices   []device `json:"devices"`
-	}
-	out := struct {
-		Backends      []backend `json:"backends"`
-		Default       string    `json:"default,omitempty"`
-		DefaultReason string    `json:"default_reason"`
-	}{Backends: []backend{}, DefaultReason: why}
-	for _, b := range rep.Backends {
-		jb := backend{Name: b.Name, Available: b.Err == nil, Reason: b.Reason, Library: b.Library,
-			Version: b.Version, ProbeNS: b.Elapsed.Nanoseconds(), Devices: []device{}}
-		for _, d := range b.Devices {
-			jb.Devices = append(jb.Devices, device{Type: d.Type.String(), ID: d.ID, Name: d.Name, TotalMemory: d.TotalMemory})
-		}
-		out.Backends = append(out.Backends, jb)
-	}
-	if defErr != nil {
-		out.DefaultReason = defErr.Error()
-	} else {
-		out.Default = spec(def)
-	}
-	enc := json.NewEncoder(stdout)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(out); err != nil {
-		fmt.Fprintf(stderr, "cdevice: %v\n", err)
-		return 1
-	}
-	if defErr != nil {
-		return 1
-	}
-	return 0
+// usageError prints msg and how to get help, and returns the usage status.
+func usageError(stderr io.Writer, cmd, format string, a ...any) int {
+	fmt.Fprintf(stderr, "cdevice %s: %s\nRun 'cdevice %s --help' for usage.\n", cmd, fmt.Sprintf(format, a...), cmd)
+	return exitUsage
 }
 
 // spec names a device as CDEVICE_DEVICE does.
@@ -160,6 +129,56 @@ func spec(d device.Device) string {
 	return fmt.Sprintf("%s:%d", d.Type(), d.ID())
 }
 
+// pickDevices returns the devices a command runs on: the one that spec names
+// (spec as CDEVICE_DEVICE spells it), or with spec empty the CPU and every
+// device discovery found. A spec that does not parse is a usage error
+// (usage true); a device this machine lacks is not.
+func pickDevices(ctx context.Context, spec string) (devs []device.Device, usage bool, err error) {
+	var (
+		t  abi.DeviceType
+		id int64
+	)
+	if spec != "" {
+		if t, id, err = loader.ParseDeviceSpec(spec); err != nil {
+			return nil, true, fmt.Errorf("--device: %w", err)
+		}
+		if t == abi.DeviceCPU {
+			return []device.Device{device.CPU}, false, nil
+		}
+	}
+	rep, err := loader.Discover(ctx)
+	if err != nil {
+		return nil, false, fmt.Errorf("device discovery: %w", err)
+	}
+	all := []device.Device{device.CPU}
+	have := []string{"cpu"}
+	for _, b := range rep.Backends {
+		for _, d := range b.Devices {
+			all = append(all, d.Device)
+			have = append(have, d.Spec())
+		}
+	}
+	if spec == "" {
+		return all, false, nil
+	}
+	for _, d := range all {
+		if d.Type() == t && d.ID() == id {
+			return []device.Device{d}, false, nil
+		}
+	}
+	var why []string
+	for _, b := range rep.Backends {
+		if b.Err != nil {
+			why = append(why, b.Name+": "+b.Reason)
+		}
+	}
+	msg := fmt.Sprintf("--device %s: this machine has no such device (it has %s)", spec, strings.Join(have, ", "))
+	if len(why) > 0 {
+		msg += "; unavailable backends: " + strings.Join(why, "; ")
+	}
+	return nil, false, errors.New(msg + ". Run 'cdevice devices' for details, or pick one of the devices above.")
+}
+
 func orDash(s string) string {
 	if s == "" {
 		return "-"
@@ -167,7 +186,7 @@ func orDash(s string) string {
 	return s
 }
 
-func memory(n int64) string {
+func formatMemory(n int64) string {
 	if n <= 0 {
 		return "-"
 	}

@@ -1,24 +1,96 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
 
-// buildCommand builds the cdevice binary as a user would.
-func buildCommand(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "cdevice")
-	cmd := exec.Command("go", "build", "-o", bin, ".")
+// The cdevice binary, built once per test binary by TestMain as a user
+// would build it (CGO_ENABLED=0).
+var (
+	binPath  string
+	buildErr error
+)
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "cdevice-cmd-test")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binPath = filepath.Join(dir, "cdevice")
+	cmd := exec.Command("go", "build", "-o", binPath, ".")
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+		buildErr = fmt.Errorf("go build: %v\n%s", err, out)
 	}
-	return bin
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// buildCommand returns the cdevice binary that TestMain built.
+func buildCommand(t *testing.T) string {
+	t.Helper()
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return binPath
+}
+
+// A result is one run of the binary.
+type result struct {
+	stdout, stderr string
+	code           int
+}
+
+// runCommand runs the binary with args and extra environment, as a user
+// would, and returns what it printed and its exit status.
+func runCommand(t *testing.T, env []string, args ...string) result {
+	t.Helper()
+	cmd := exec.Command(buildCommand(t), args...)
+	cmd.Env = append(os.Environ(), env...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) {
+		t.Fatalf("cdevice %v: %v", args, err)
+	}
+	return result{stdout.String(), stderr.String(), cmd.ProcessState.ExitCode()}
+}
+
+// decode parses r's stdout as JSON into v.
+func decode(t *testing.T, r result, v any) {
+	t.Helper()
+	if err := json.Unmarshal([]byte(r.stdout), v); err != nil {
+		t.Fatalf("output is not JSON: %v\n%s\nstderr: %s", err, r.stdout, r.stderr)
+	}
+}
+
+// nothingInstalled is the environment of a machine without any runtime.
+var nothingInstalled = []string{"CDEVICE_CUDA_LIBRARY=/nonexistent", "CDEVICE_HIP_LIBRARY=/nonexistent", "CDEVICE_OPENCL_LIBRARY=/nonexistent"}
+
+// availableDevices returns the device specs 'cdevice devices --json' lists,
+// the CPU first.
+func availableDevices(t *testing.T, env ...string) []string {
+	t.Helper()
+	r := runJSON(t, buildCommand(t), env...)
+	specs := []string{"cpu"}
+	for _, b := range r.Backends {
+		for _, d := range b.Devices {
+			specs = append(specs, d.Type+":"+strconv.FormatInt(d.ID, 10))
+		}
+	}
+	return specs
 }
 
 type report struct {
@@ -28,6 +100,7 @@ type report struct {
 		Reason    string `json:"reason"`
 		Devices   []struct {
 			Type string `json:"type"`
+			ID   int64  `json:"id"`
 		} `json:"devices"`
 	} `json:"backends"`
 	Default       string `json:"default"`
@@ -69,7 +142,7 @@ func TestDevicesJSON(t *testing.T) {
 	}
 
 	// Nothing installed: every backend says why, and the default is the CPU.
-	none := runJSON(t, bin, "CDEVICE_CUDA_LIBRARY=/nonexistent", "CDEVICE_HIP_LIBRARY=/nonexistent", "CDEVICE_OPENCL_LIBRARY=/nonexistent")
+	none := runJSON(t, bin, nothingInstalled...)
 	for _, b := range none.Backends {
 		if b.Available || !strings.Contains(b.Reason, "/nonexistent") {
 			t.Errorf("%s with nothing installed: available=%v reason %q", b.Name, b.Available, b.Reason)
@@ -116,12 +189,48 @@ func TestDevicesText(t *testing.T) {
 }
 
 func TestUsageErrors(t *testing.T) {
-	bin := buildCommand(t)
-	for _, args := range [][]string{{}, {"frobnicate"}, {"devices", "--bogus"}} {
-		cmd := exec.Command(bin, args...)
-		out, _ := cmd.CombinedOutput()
-		if cmd.ProcessState.ExitCode() != 2 || !strings.Contains(string(out), "usage") {
-			t.Errorf("cdevice %v: exit %d, output %q", args, cmd.ProcessState.ExitCode(), out)
+	for _, args := range [][]string{
+		{}, {"frobnicate"}, {"devices", "--bogus"}, {"devices", "extra"},
+		{"selftest", "--bogus"}, {"selftest", "--device", "gpu"}, {"selftest", "--device", "opencl:-1"}, {"selftest", "cpu"},
+		{"bench", "--size", "lots"}, {"bench", "--size", "4"}, {"bench", "--device", "cpu:0"}, {"bench", "--size"},
+		{"inspect"}, {"inspect", "a.arrow", "b.arrow"}, {"inspect", "--bogus", "a.arrow"}, {"help", "frobnicate"},
+	} {
+		r := runCommand(t, nil, args...)
+		if r.code != 2 || !strings.Contains(r.stdout+r.stderr, "usage") {
+			t.Errorf("cdevice %v: exit %d, output %q", args, r.code, r.stdout+r.stderr)
+		}
+	}
+}
+
+// --help (and 'cdevice help CMD') prints a command's usage and succeeds.
+func TestHelp(t *testing.T) {
+	r := runCommand(t, nil, "--help")
+	for _, cmd := range []string{"devices", "selftest", "bench", "inspect"} {
+		if r.code != 0 || !strings.Contains(r.stderr, "  "+cmd+" ") {
+			t.Errorf("cdevice --help: exit %d, lacks %s:\n%s", r.code, cmd, r.stderr)
+		}
+	}
+	for _, c := range []struct {
+		cmd   string
+		flags []string
+	}{
+		{"devices", []string{"-json"}},
+		{"selftest", []string{"-device", "-json", "ArrowDeviceArrayStream", "ArrowAsyncDeviceStream", "Exit status"}},
+		{"bench", []string{"-device", "-json", "-size", "256MiB"}},
+		{"inspect", []string{"-json", "FILE", "ARROW1"}},
+	} {
+		for _, args := range [][]string{{c.cmd, "--help"}, {c.cmd, "-h"}, {"help", c.cmd}} {
+			r := runCommand(t, nil, args...)
+			out := r.stdout + r.stderr
+			if r.code != 0 || !strings.Contains(out, "usage: cdevice "+c.cmd) {
+				t.Errorf("cdevice %v: exit %d, output %q", args, r.code, out)
+				continue
+			}
+			for _, want := range c.flags {
+				if !strings.Contains(out, want) {
+					t.Errorf("cdevice %v: help lacks %q:\n%s", args, want, out)
+				}
+			}
 		}
 	}
 }
