@@ -1,0 +1,180 @@
+package cai_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/purearrow/cdevice"
+	"github.com/purearrow/cdevice/abi"
+	"github.com/purearrow/cdevice/device"
+	"github.com/purearrow/cdevice/device/cuda"
+	"github.com/purearrow/cdevice/internal/ctest"
+	"github.com/purearrow/cdevice/internal/ffi"
+)
+
+// TestMain fails the test binary if anything is still held when all tests
+// are done: device arrays (exports keep references), imports, handles, C
+// heap blocks.
+func TestMain(m *testing.M) {
+	cdevice.SetIdentityImports(false)
+	code := m.Run()
+	cdevice.TrimMemoryCache()
+	if code == 0 {
+		var l cdevice.Leaks
+		for range 10 {
+			runtime.GC()
+			if l = cdevice.LiveLeaks(); l.Zero() {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		if !l.Zero() {
+			fmt.Fprintf(os.Stderr, "leak check failed: %s\n", l)
+			code = 1
+		}
+		if d := theDouble; d != nil {
+			if n := d.call("fake_cuda_live_allocations"); n != 0 {
+				fmt.Fprintf(os.Stderr, "leak check failed: %d allocations live in the CUDA test double\n", n)
+				code = 1
+			}
+		}
+	}
+	os.Exit(code)
+}
+
+// fakeCUDA is CUDA memory as far as this package can tell: a device of
+// type CUDA whose memory is the CPU's, with streams that have handles and
+// a StreamWaiter that records what it was asked to wait for. It lets the
+// tests run without gcc and check the stream rules exactly.
+type fakeCUDA struct {
+	device.Device // device.CPU
+	id            int64
+
+	mu      sync.Mutex
+	waits   []wait
+	waitErr error
+}
+
+type wait struct {
+	stream   uintptr
+	consumer uintptr // the consumer stream's handle; 0: the host
+}
+
+var nextHandle atomic.Uintptr
+
+type fakeStream struct{ h uintptr }
+
+func (s fakeStream) Handle() uintptr    { return s.h }
+func (s fakeStream) Synchronize() error { return nil }
+func (s fakeStream) Close() error       { return nil }
+
+func newFakeCUDA(id int64) *fakeCUDA {
+	d := &fakeCUDA{Device: device.CPU, id: id}
+	device.Register(d)
+	return d
+}
+
+func (d *fakeCUDA) Type() abi.DeviceType { return abi.DeviceCUDA }
+func (d *fakeCUDA) ID() int64            { return d.id }
+func (d *fakeCUDA) Name() string         { return fmt.Sprintf("fake cuda:%d", d.id) }
+
+func (d *fakeCUDA) NewStream() (device.Stream, error) {
+	return fakeStream{h: 0x1000 + nextHandle.Add(16)}, nil
+}
+
+func (d *fakeCUDA) WaitStream(stream uintptr, s device.Stream) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	w := wait{stream: stream}
+	if s != nil {
+		w.consumer = s.Handle()
+	}
+	d.waits = append(d.waits, w)
+	return d.waitErr
+}
+
+// takeWaits returns and forgets the waits recorded so far.
+func (d *fakeCUDA) takeWaits() []wait {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	w := d.waits
+	d.waits = nil
+	return w
+}
+
+// fake is the shared fake CUDA device (cuda:7, clear of the double's).
+var fake = newFakeCUDA(7)
+
+// noWaiter is a CUDA-typed device that cannot wait for streams.
+type noWaiter struct{ device.Device }
+
+func (noWaiter) Type() abi.DeviceType { return abi.DeviceCUDA }
+func (noWaiter) ID() int64            { return 8 }
+
+// double is the C test double of libcudart (testdata/c/fakecudart.c),
+// loaded by cuda.Backend as the process's CUDA runtime.
+type double struct {
+	lib                *ffi.Library
+	dev, host, managed device.Device
+}
+
+var (
+	doubleOnce sync.Once
+	theDouble  *double
+	doubleErr  error
+)
+
+// cudaDouble builds the double, points CDEVICE_CUDA_LIBRARY at it and
+// probes cuda.Backend: the first probe of this process, so its devices are
+// registered as cuda:0, cuda_host:0 and cuda_managed:0. Without gcc the
+// test is skipped (ctest's rule).
+func cudaDouble(t testing.TB) *double {
+	t.Helper()
+	path := ctest.Path(t, "fakecudart") // skips without gcc
+	doubleOnce.Do(func() {
+		os.Setenv(cuda.EnvLibrary, path)
+		info, err := cuda.Backend.Probe(context.Background())
+		if err != nil {
+			doubleErr = err
+			return
+		}
+		lib, err := ffi.Open(path)
+		if err != nil {
+			doubleErr = err
+			return
+		}
+		d := &double{lib: lib}
+		for _, dv := range info.Devices {
+			switch dv.Type() {
+			case abi.DeviceCUDA:
+				d.dev = dv
+			case abi.DeviceCUDAHost:
+				d.host = dv
+			case abi.DeviceCUDAManaged:
+				d.managed = dv
+			}
+		}
+		theDouble = d
+	})
+	if doubleErr != nil {
+		t.Fatalf("probing the CUDA test double: %v", doubleErr)
+	}
+	return theDouble
+}
+
+func (d *double) call(name string, args ...uintptr) int64 {
+	fn, err := d.lib.Symbol(name)
+	if err != nil {
+		panic(err)
+	}
+	return int64(ffi.Call(fn, args...))
+}
+
+func (d *double) pending() int64 { return d.call("fake_cuda_pending_ops") }
+func (d *double) live() int64    { return d.call("fake_cuda_live_allocations") }

@@ -1,0 +1,580 @@
+package dlpack
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
+	"github.com/apache/arrow-go/v18/arrow/float16"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/purearrow/cdevice"
+	"github.com/purearrow/cdevice/abi"
+	"github.com/purearrow/cdevice/device"
+	"github.com/purearrow/cdevice/internal/ffi"
+)
+
+// An ExportOption changes what Export and ExportLegacy do.
+type ExportOption func(*exportConfig)
+
+type exportConfig struct {
+	fill      *float64
+	stream    uintptr
+	hasStream bool
+	writable  bool
+}
+
+// WithNullFill exports an array with nulls as a copy (FlagIsCopied) in which
+// every null element, and every element of a null list, is v converted to
+// the element type. v must be representable exactly for integer types
+// (booleans: v != 0 is true). An array without nulls is still exported
+// zero-copy.
+func WithNullFill(v float64) ExportOption {
+	return func(c *exportConfig) { c.fill = &v }
+}
+
+// NoSync, as the consumer stream, asks for no synchronization at all (the
+// Python protocol's stream=-1).
+const NoSync = ^uintptr(0)
+
+// WithConsumerStream names the stream on which the consumer will use the
+// tensor (a cudaStream_t or hipStream_t; a cl_command_queue for OpenCL).
+// Before Export returns, work the consumer queues on s is made to come after
+// the work that wrote the array (the array's ready event):
+//
+//   - CPU arrays have no event; the stream is ignored.
+//   - If the array's device accepts s as a stream of its own, s waits on the
+//     event without blocking the host. The device.Device interface has no way
+//     to wrap a foreign stream handle yet, so today's backends (CUDA, HIP,
+//     OpenCL) refuse it, and Export waits for the event on the host instead:
+//     correct for any consumer stream, at the cost of blocking the caller.
+//     An OpenCL cl_event cannot enter the wait list of a queue of another
+//     context anyway, so host waiting is what OpenCL consumers get.
+//   - Arrays from cdevice.CopyToDevice are complete when it returns, and
+//     imported arrays were waited for at import: their event (if any) has
+//     already completed and the wait returns at once.
+//   - NoSync skips all of this.
+func WithConsumerStream(s uintptr) ExportOption {
+	return func(c *exportConfig) { c.stream, c.hasStream = s, true }
+}
+
+// WithWritable leaves FlagReadOnly clear on a zero-copy export, for
+// consumers that refuse read-only tensors. Arrow arrays are immutable and
+// their buffers may be shared with other arrays: a consumer that writes
+// through such a tensor changes them all. Memory that came from a DLPack
+// tensor flagged read-only stays read-only. Legacy exports have no flags.
+func WithWritable() ExportOption {
+	return func(c *exportConfig) { c.writable = true }
+}
+
+// An exported tensor: what its deleter gives back.
+type exported struct {
+	arr   *cdevice.DeviceArray // retained (zero-copy) or owned (a copy)
+	block unsafe.Pointer       // the C struct with shape and strides
+}
+
+var (
+	// exportTable maps the address of every live exported struct to the
+	// handle in its manager_ctx. The deleter looks its argument up here, so
+	// a second call (or a call with garbage) finds nothing and reads no
+	// freed memory.
+	exportTable = struct {
+		sync.Mutex
+		live map[uintptr]ffi.Handle
+	}{live: map[uintptr]ffi.Handle{}}
+
+	liveExports, liveImports, deleterCalls, strayDeletes atomic.Int64
+
+	// readOnly holds the roots of zero-copy imports of read-only tensors.
+	readOnly sync.Map // *cdevice.DeviceArray → struct{}
+)
+
+// The deleter of every tensor we export (both struct kinds: it only needs
+// the struct's address).
+var deleterCB = ffi.NewCallback1("dlpack: tensor deleter", func(self uintptr) uintptr {
+	deleteExport(self)
+	return 0
+})
+
+func deleteExport(self uintptr) {
+	deleterCalls.Add(1)
+	exportTable.Lock()
+	h, ok := exportTable.live[self]
+	delete(exportTable.live, self)
+	exportTable.Unlock()
+	if !ok {
+		strayDeletes.Add(1)
+		return
+	}
+	v, _ := h.Delete()
+	e := v.(*exported)
+	e.arr.Release()
+	ffi.Free(e.block)
+	liveExports.Add(-1)
+}
+
+// Counts are the package's counters, for leak checks.
+type Counts struct {
+	Exports           int64 // exported tensors whose deleter has not run
+	Imports           int64 // imported tensors whose deleter has not been called
+	DeleterCalls      int64 // calls of our deleter, all of them
+	StrayDeleterCalls int64 // calls for a tensor already deleted (or not ours): ignored
+}
+
+// Stats returns the counters. At the end of a program that released
+// everything, Exports and Imports are zero.
+func Stats() Counts {
+	return Counts{Exports: liveExports.Load(), Imports: liveImports.Load(),
+		DeleterCalls: deleterCalls.Load(), StrayDeleterCalls: strayDeletes.Load()}
+}
+
+// Delete calls the tensor's deleter (when it has one), as a consumer that is
+// done with it must. t must not be used afterwards.
+func (t *ManagedTensorVersioned) Delete() {
+	if t != nil && t.Deleter != 0 {
+		ffi.Call1(t.Deleter, t.Addr())
+	}
+}
+
+// Delete calls the tensor's deleter (when it has one). t must not be used
+// afterwards.
+func (t *ManagedTensor) Delete() {
+	if t != nil && t.Deleter != 0 {
+		ffi.Call1(t.Deleter, t.Addr())
+	}
+}
+
+// Export describes a as a DLPack 1.x tensor in C memory, for a consumer
+// that takes ownership of it and calls its deleter exactly once. See the
+// package documentation for the types and what is zero-copy.
+//
+// A zero-copy tensor points at a's values buffer (byte_offset is a's offset
+// in bytes: device pointers, SVM pointers and cl_mem handles alike), is
+// flagged FlagReadOnly (unless WithWritable) and keeps a retained until the
+// deleter runs. A copy (booleans, nulls with WithNullFill) is new memory on
+// a's device, flagged FlagIsCopied, freed by the deleter.
+//
+// Errors wrap cdevice.ErrUnsupported (a type that is not a tensor, ErrNulls),
+// cdevice.ErrInvalid (a malformed DeviceArray) or cdevice.ErrNoDevice (a
+// copy is needed but a's device has no loaded backend).
+func Export(a *cdevice.DeviceArray, opts ...ExportOption) (*ManagedTensorVersioned, error) {
+	p, err := export(a, true, opts)
+	if err != nil {
+		return nil, err
+	}
+	return (*ManagedTensorVersioned)(p), nil
+}
+
+// ExportLegacy is Export for consumers of the legacy DLManagedTensor
+// (DLPack before 1.0). It cannot say that the tensor is read-only or a
+// copy; treat it as read-only unless it was a copy.
+func ExportLegacy(a *cdevice.DeviceArray, opts ...ExportOption) (*ManagedTensor, error) {
+	p, err := export(a, false, opts)
+	if err != nil {
+		return nil, err
+	}
+	return (*ManagedTensor)(p), nil
+}
+
+// placement is where a's values are: the node with the values buffer and
+// the element index of the tensor's first element in it.
+type placement struct {
+	chain []*cdevice.DeviceArray // root to leaf
+	leaf  *cdevice.DeviceArray
+	base  int64
+}
+
+func place(a *cdevice.DeviceArray, l *tensorLayout) (placement, error) {
+	p := placement{chain: []*cdevice.DeviceArray{a}, leaf: a, base: a.Offset}
+	if a.Length < 0 || a.Offset < 0 {
+		return p, invalidf("DeviceArray length %d, offset %d", a.Length, a.Offset)
+	}
+	for i := 0; i < l.levels; i++ {
+		if len(p.leaf.Children) != 1 || p.leaf.Children[0] == nil {
+			return p, invalidf("%s node has %d children, want 1", l.chain[i], len(p.leaf.Children))
+		}
+		c := p.leaf.Children[0]
+		var ok bool
+		if p.base, ok = mulNonNeg(p.base, l.sizes[i]); !ok || c.Offset < 0 || p.base > math.MaxInt64-c.Offset {
+			return p, invalidf("offsets overflow")
+		}
+		p.base += c.Offset
+		p.leaf = c
+		p.chain = append(p.chain, c)
+	}
+	if len(p.leaf.Buffers) != 2 {
+		return p, invalidf("%s node has %d buffers, want 2", l.elem, len(p.leaf.Buffers))
+	}
+	return p, nil
+}
+
+func export(a *cdevice.DeviceArray, versioned bool, opts []ExportOption) (unsafe.Pointer, error) {
+	var cfg exportConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if a == nil {
+		return nil, invalidf("nil DeviceArray")
+	}
+	l, err := layoutOf(a.Type)
+	if err != nil {
+		return nil, err
+	}
+	pl, err := place(a, l)
+	if err != nil {
+		return nil, err
+	}
+	numel, ok := mulNonNeg(a.Length, l.row)
+	if !ok {
+		return nil, invalidf("%d rows of %d elements overflow", a.Length, l.row)
+	}
+	nulls, err := anyNulls(pl.chain)
+	if err != nil {
+		return nil, err
+	}
+	if nulls && cfg.fill == nil {
+		return nil, fmt.Errorf("%w: %s array of length %d", ErrNulls, a.Type, a.Length)
+	}
+	src := a
+	var data device.Pointer
+	var byteOffset, flags uint64
+	if l.bits || nulls {
+		if src, err = denseCopy(a, l, numel, cfg.fill); err != nil {
+			return nil, err
+		}
+		data, flags = src.Buffers[1].Ptr, FlagIsCopied
+	} else {
+		isz := itemSize(l.dtype)
+		if b := pl.leaf.Buffers[1]; numel > 0 && (b.Ptr == 0 || b.Size >= 0 && (pl.base+numel)*isz > b.Size) {
+			return nil, invalidf("values buffer %#x of %d bytes does not hold elements [%d, %d)", uintptr(b.Ptr), b.Size, pl.base, pl.base+numel)
+		}
+		if numel > 0 {
+			data, byteOffset = pl.leaf.Buffers[1].Ptr, uint64(pl.base*isz)
+		}
+		if _, ro := readOnly.Load(a); ro || !cfg.writable {
+			flags = FlagReadOnly
+		}
+		a.Retain()
+	}
+	dev, err := dlDevice(src)
+	if err == nil && cfg.hasStream && cfg.stream != NoSync {
+		err = waitConsumer(src, cfg.stream)
+	}
+	if err != nil {
+		src.Release()
+		return nil, err
+	}
+
+	ndim := 1 + len(l.inner)
+	hdr := unsafe.Sizeof(ManagedTensor{})
+	if versioned {
+		hdr = unsafe.Sizeof(ManagedTensorVersioned{})
+	}
+	hdr = (hdr + 7) &^ 7
+	block, err := ffi.Calloc(hdr + 16*uintptr(ndim))
+	if err != nil {
+		src.Release()
+		return nil, err
+	}
+	shape := unsafe.Slice((*int64)(unsafe.Add(block, hdr)), ndim)
+	strides := unsafe.Slice((*int64)(unsafe.Add(block, hdr+8*uintptr(ndim))), ndim)
+	copy(shape, l.shapeFor(a.Length))
+	copy(strides, l.stridesFor())
+	h := ffi.NewHandle(&exported{arr: src, block: block})
+	t := Tensor{
+		Data: uintptr(data), Device: dev, Ndim: int32(ndim), Dtype: l.dtype,
+		Shape: uintptr(unsafe.Pointer(&shape[0])), Strides: uintptr(unsafe.Pointer(&strides[0])),
+		ByteOffset: byteOffset,
+	}
+	if versioned {
+		*(*ManagedTensorVersioned)(block) = ManagedTensorVersioned{
+			Version:    PackVersion{Major: MajorVersion, Minor: MinorVersion},
+			ManagerCtx: uintptr(h), Deleter: deleterCB.Ptr(), Flags: flags, DLTensor: t,
+		}
+	} else {
+		*(*ManagedTensor)(block) = ManagedTensor{DLTensor: t, ManagerCtx: uintptr(h), Deleter: deleterCB.Ptr()}
+	}
+	exportTable.Lock()
+	exportTable.live[uintptr(block)] = h
+	exportTable.Unlock()
+	liveExports.Add(1)
+	return block, nil
+}
+
+// dlDevice is the DLPack device of a: the same type number; Arrow's CPU
+// device_id -1 is DLPack's 0.
+func dlDevice(a *cdevice.DeviceArray) (Device, error) {
+	if a.DeviceType == abi.DeviceCPU {
+		return Device{DeviceType: DeviceCPU}, nil
+	}
+	if !a.DeviceType.Valid() {
+		return Device{}, invalidf("device type %d", int32(a.DeviceType))
+	}
+	if a.DeviceID < 0 || a.DeviceID > math.MaxInt32 {
+		return Device{}, invalidf("device id %d of %s does not fit DLPack's int32", a.DeviceID, a.DeviceType)
+	}
+	return Device{DeviceType: DeviceType(a.DeviceType), DeviceID: int32(a.DeviceID)}, nil
+}
+
+// anyNulls reports whether a node of the chain may hold a null: a positive
+// null count, or an unknown one (-1) whose bitmap has a zero bit. A node's
+// nulls count even where they lie outside the slice the tensor covers.
+func anyNulls(chain []*cdevice.DeviceArray) (bool, error) {
+	for _, n := range chain {
+		if n.NullCount == 0 || n.Length == 0 || len(n.Buffers) == 0 || n.Buffers[0].Ptr == 0 {
+			continue
+		}
+		if n.NullCount > 0 || n.Device == nil {
+			return true, nil
+		}
+		k, err := countNulls(n)
+		if err != nil || k > 0 {
+			return true, err
+		}
+	}
+	return false, nil
+}
+
+// countNulls reads the validity bitmap of n from its device.
+func countNulls(n *cdevice.DeviceArray) (int64, error) {
+	first, end := n.Offset/8, (n.Offset+n.Length+7)/8
+	buf := make([]byte, end-first)
+	if err := toHost(n.Device, buf, n.Buffers[0].Ptr, first); err != nil {
+		return 0, err
+	}
+	set := 0
+	for i := n.Offset; i < n.Offset+n.Length; i++ {
+		if bitutil.BitIsSet(buf, int(i-first*8)) {
+			set++
+		}
+	}
+	return n.Length - int64(set), nil
+}
+
+// toHost copies len(dst) bytes at src+off from dev and waits for them.
+func toHost(dev device.Device, dst []byte, src device.Pointer, off int64) error {
+	if len(dst) == 0 {
+		return nil
+	}
+	if off > math.MaxInt {
+		return invalidf("offset %d", off)
+	}
+	s, err := dev.NewStream()
+	if err != nil {
+		return err
+	}
+	var pin runtime.Pinner
+	pin.Pin(&dst[0])
+	defer pin.Unpin()
+	err = dev.CopyToHost(dst, src, int(off), s)
+	if serr := s.Synchronize(); err == nil {
+		err = serr
+	}
+	if cerr := s.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// denseCopy copies the numel elements of a, in row-major physical order,
+// with nulls replaced by fill and booleans as bytes, to new memory on a's
+// device: a DeviceArray of one primitive node that the caller owns.
+func denseCopy(a *cdevice.DeviceArray, l *tensorLayout, numel int64, fill *float64) (*cdevice.DeviceArray, error) {
+	isz := itemSize(l.dtype)
+	if numel > math.MaxInt/isz {
+		return nil, unsupportedf("%d elements do not fit this platform's memory", numel)
+	}
+	var fb []byte
+	if fill != nil {
+		var err error
+		if fb, err = fillBytes(l.elem, *fill); err != nil {
+			return nil, err
+		}
+	}
+	ctx := context.Background()
+	host, err := a.ToHost(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer host.Release()
+	f := flattener{out: make([]byte, numel*isz), isz: isz, fill: fb}
+	f.walk(host.Data(), 0, int64(host.Len()), false)
+	if f.pos != int64(len(f.out)) {
+		return nil, invalidf("copied %d bytes of %d", f.pos, len(f.out))
+	}
+	carrier := storageOf(l.elem)
+	if l.bits {
+		carrier = arrow.PrimitiveTypes.Uint8
+	}
+	d := array.NewData(carrier, int(numel), []*memory.Buffer{nil, memory.NewBufferBytes(f.out)}, nil, 0, 0)
+	arr := array.MakeFromData(d)
+	d.Release()
+	defer arr.Release()
+	return cdevice.CopyToDevice(ctx, arr, a.Device)
+}
+
+func storageOf(dt arrow.DataType) arrow.DataType {
+	for dt.ID() == arrow.EXTENSION {
+		dt = dt.(arrow.ExtensionType).StorageType()
+	}
+	return dt
+}
+
+// fillBytes is v as one element of type dt, or an error if v is not exactly
+// representable there.
+func fillBytes(dt arrow.DataType, v float64) ([]byte, error) {
+	st := storageOf(dt)
+	if dt.ID() == arrow.EXTENSION || st.ID() == arrow.BOOL { // bool8 or Boolean: one byte
+		if v != 0 {
+			return []byte{1}, nil
+		}
+		return []byte{0}, nil
+	}
+	b := make([]byte, st.(arrow.FixedWidthDataType).BitWidth()/8)
+	ne := binary.NativeEndian
+	switch st.ID() {
+	case arrow.FLOAT16:
+		ne.PutUint16(b, float16.New(float32(v)).Uint16())
+		return b, nil
+	case arrow.FLOAT32:
+		ne.PutUint32(b, math.Float32bits(float32(v)))
+		return b, nil
+	case arrow.FLOAT64:
+		ne.PutUint64(b, math.Float64bits(v))
+		return b, nil
+	}
+	w := uint(len(b) * 8)
+	signed := st.ID() == arrow.INT8 || st.ID() == arrow.INT16 || st.ID() == arrow.INT32 || st.ID() == arrow.INT64
+	var u uint64
+	switch {
+	case v != math.Trunc(v) || math.IsInf(v, 0) || math.IsNaN(v):
+		return nil, invalidf("null fill %v is not an integer (%s)", v, dt)
+	case signed && (v < -math.Ldexp(1, int(w-1)) || v >= math.Ldexp(1, int(w-1))),
+		!signed && (v < 0 || v >= math.Ldexp(1, int(w))):
+		return nil, invalidf("null fill %v is out of range for %s", v, dt)
+	case signed:
+		u = uint64(int64(v))
+	default:
+		u = uint64(v)
+	}
+	switch len(b) {
+	case 1:
+		b[0] = byte(u)
+	case 2:
+		ne.PutUint16(b, uint16(u))
+	case 4:
+		ne.PutUint32(b, uint32(u))
+	default:
+		ne.PutUint64(b, u)
+	}
+	return b, nil
+}
+
+// A flattener writes the elements of an array tree in row-major order.
+type flattener struct {
+	out  []byte
+	pos  int64
+	isz  int64
+	fill []byte // nil: no nulls expected
+}
+
+func (f *flattener) put(b []byte) {
+	copy(f.out[f.pos:f.pos+f.isz], b)
+	f.pos += f.isz
+}
+
+// walk writes elements [start, start+count) of d (logical indices, d's
+// offset not yet applied); null: an enclosing list is null.
+func (f *flattener) walk(d arrow.ArrayData, start, count int64, null bool) {
+	st := storageOf(d.DataType())
+	off := int64(d.Offset())
+	var valid []byte
+	if d.NullN() != 0 && len(d.Buffers()) > 0 && d.Buffers()[0] != nil {
+		valid = d.Buffers()[0].Bytes()
+	}
+	isNull := func(i int64) bool { return null || valid != nil && !bitutil.BitIsSet(valid, int(off+i)) }
+	switch st.ID() {
+	case arrow.FIXED_SIZE_LIST:
+		n := int64(st.(*arrow.FixedSizeListType).Len())
+		child := d.Children()[0]
+		for i := start; i < start+count; i++ {
+			f.walk(child, (off+i)*n, n, isNull(i))
+		}
+	case arrow.BOOL:
+		vals := d.Buffers()[1].Bytes()
+		for i := start; i < start+count; i++ {
+			switch {
+			case isNull(i):
+				f.put(f.fill)
+			case bitutil.BitIsSet(vals, int(off+i)):
+				f.put([]byte{1})
+			default:
+				f.put([]byte{0})
+			}
+		}
+	default:
+		vals := d.Buffers()[1].Bytes()
+		if !null && valid == nil {
+			n := copy(f.out[f.pos:], vals[(off+start)*f.isz:(off+start+count)*f.isz])
+			f.pos += int64(n)
+			return
+		}
+		for i := start; i < start+count; i++ {
+			if isNull(i) {
+				f.put(f.fill)
+			} else {
+				f.put(vals[(off+i)*f.isz : (off+i+1)*f.isz])
+			}
+		}
+	}
+}
+
+// foreignStream stands for a consumer's stream handle.
+type foreignStream uintptr
+
+func (s foreignStream) Handle() uintptr { return uintptr(s) }
+func (foreignStream) Synchronize() error {
+	return errors.New("dlpack: a consumer's stream is not synchronized by the producer")
+}
+func (foreignStream) Close() error { return nil }
+
+// waitConsumer makes work on stream s come after a's ready event (see
+// WithConsumerStream).
+func waitConsumer(a *cdevice.DeviceArray, s uintptr) error {
+	if a.DeviceType == abi.DeviceCPU {
+		return nil
+	}
+	ev, err := readyEvent(a)
+	if err != nil || ev == 0 {
+		return err
+	}
+	if a.Device == nil {
+		return fmt.Errorf("%w: dlpack: cannot wait for the ready event of a %s array", cdevice.ErrNotReadable, a.DeviceType)
+	}
+	if s != 0 && a.Device.WaitSyncEvent(ev, foreignStream(s)) == nil {
+		return nil
+	}
+	return a.Device.WaitSyncEvent(ev, nil)
+}
+
+// readyEvent is the sync_event that an ArrowDeviceArray export of a would
+// carry (the event recorded after the copies that wrote it), or 0. It stays
+// valid while a is retained.
+func readyEvent(a *cdevice.DeviceArray) (uintptr, error) {
+	tmp := cdevice.New[abi.DeviceArray]()
+	defer cdevice.Free(tmp)
+	if err := a.Export(tmp, nil); err != nil {
+		return 0, err
+	}
+	ev := tmp.SyncEvent
+	ffi.Call1(tmp.Array.Release, uintptr(unsafe.Pointer(&tmp.Array)))
+	return ev, nil
+}

@@ -1,0 +1,389 @@
+package dlpack
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"sync"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/purearrow/cdevice"
+	"github.com/purearrow/cdevice/abi"
+	"github.com/purearrow/cdevice/device"
+	"github.com/purearrow/cdevice/internal/ffi"
+)
+
+// An ImportOption changes what Import and ImportLegacy do.
+type ImportOption func(*importConfig)
+
+type importConfig struct {
+	allowCopy bool
+	typ       arrow.DataType
+}
+
+// AllowCopy lets Import copy a tensor that cannot be wrapped as it is
+// (strides that are not the row-major layout of its Arrow type, or a
+// byte_offset that is not a multiple of the element size) into new memory
+// on the tensor's device, in row-major order. The tensor's deleter is then
+// called before Import returns. Without it such tensors are refused with
+// ErrNotContiguous.
+func AllowCopy() ImportOption {
+	return func(c *importConfig) { c.allowCopy = true }
+}
+
+// WithType asks for the Arrow type the tensor becomes instead of the
+// default (see the package documentation). Its layout must give the
+// tensor's shape and dtype:
+//
+//   - the tensor's leaf type (1-D), or arrow.FixedWidthTypes.Boolean for a
+//     bool tensor, which packs the bytes into bits (always a copy);
+//   - fixed_size_list<leaf, n> (2-D [rows, n]), nested fixed_size_lists
+//     for more dimensions;
+//   - a FixedShapeTensorType (any implementation of arrow.fixed_shape_tensor)
+//     whose logical shape is the tensor's shape after the first dimension.
+//     With a permutation, a tensor whose strides are that permutation of a
+//     row-major layout (what Export makes of such an array) is wrapped
+//     zero-copy.
+func WithType(dt arrow.DataType) ImportOption {
+	return func(c *importConfig) { c.typ = dt }
+}
+
+// An owned tensor is one whose deleter an import must call exactly once.
+type owned struct {
+	self, deleter uintptr
+	once          sync.Once
+}
+
+func own(self, deleter uintptr) *owned {
+	liveImports.Add(1)
+	return &owned{self: self, deleter: deleter}
+}
+
+func (o *owned) release() {
+	o.once.Do(func() {
+		if o.deleter != 0 {
+			ffi.Call1(o.deleter, o.self)
+		}
+		liveImports.Add(-1)
+	})
+}
+
+// Import makes a DeviceArray of a DLPack 1.x tensor, taking ownership of t:
+// its deleter is called exactly once, when the last reference to the
+// returned array is released, or before Import returns when the import
+// fails or makes a copy. t must not be used after Import.
+//
+// A 1-D tensor becomes an array of its dtype's Arrow type, an N-D one a
+// FixedShapeTensorType array of N-1 dimensions (rows along the first);
+// WithType asks for another type. The array wraps the tensor's memory
+// (zero-copy) when the tensor is row-major for that type, with
+// byte_offset a multiple of the element size: byte_offset becomes the
+// array's offset, so the data pointer stays what the producer gave (a
+// cl_mem handle cannot be offset). Other tensors are refused
+// (ErrNotContiguous) or, with AllowCopy, copied.
+//
+// A tensor flagged FlagReadOnly imports as any other: Arrow arrays are
+// immutable, so nothing in this library writes to an array's memory. The
+// flag is kept: exporting the array again (Export) flags the tensor
+// read-only even with WithWritable. Code that writes through
+// DeviceArray.Buffers breaks that promise.
+//
+// DLPack carries no sync event: the producer must have finished writing the
+// memory (the Python protocol's stream argument arranges this), and Import
+// does not wait for anything.
+//
+// The device is looked up with device.Lookup (DLPack's CPU device_id 0 is
+// Arrow's -1); a device with no loaded backend is an error wrapping
+// cdevice.ErrNoDevice. Other errors wrap cdevice.ErrInvalid (a malformed
+// tensor, a WithType that does not fit), cdevice.ErrUnsupported (a dtype
+// with no Arrow type, ErrVersion, ErrNotContiguous).
+func Import(t *ManagedTensorVersioned, opts ...ImportOption) (*cdevice.DeviceArray, error) {
+	if t == nil {
+		return nil, invalidf("nil DLManagedTensorVersioned")
+	}
+	o := own(t.Addr(), t.Deleter)
+	if t.Version.Major != MajorVersion {
+		v := t.Version
+		o.release() // the spec's rule: call the deleter, read nothing else
+		return nil, fmt.Errorf("%w: tensor has version %d.%d", ErrVersion, v.Major, v.Minor)
+	}
+	return importTensor(t.DLTensor, t.Flags, o, opts)
+}
+
+// ImportLegacy is Import for the legacy DLManagedTensor, which has no
+// version and no flags.
+func ImportLegacy(t *ManagedTensor, opts ...ImportOption) (*cdevice.DeviceArray, error) {
+	if t == nil {
+		return nil, invalidf("nil DLManagedTensor")
+	}
+	return importTensor(t.DLTensor, 0, own(t.Addr(), t.Deleter), opts)
+}
+
+// A tensorDesc is a tensor's fields, read and checked.
+type tensorDesc struct {
+	data       device.Pointer
+	byteOffset int64
+	shape      []int64
+	strides    []int64 // nil: row-major
+	dtype      DataType
+	isz, numel int64
+	devType    abi.DeviceType
+	devID      int64
+	dev        device.Device
+}
+
+func describe(t *Tensor) (*tensorDesc, error) {
+	d := &tensorDesc{data: device.Pointer(t.Data), dtype: t.Dtype}
+	switch {
+	case t.Ndim == 0:
+		return nil, unsupportedf("a 0-dimensional tensor has no Arrow array form")
+	case t.Ndim < 0 || t.Ndim > maxDims:
+		return nil, invalidf("ndim %d", t.Ndim)
+	case t.Shape == 0:
+		return nil, invalidf("NULL shape for ndim %d", t.Ndim)
+	case t.ByteOffset > math.MaxInt64/2:
+		return nil, invalidf("byte_offset %d", t.ByteOffset)
+	}
+	d.byteOffset = int64(t.ByteOffset)
+	d.shape = slices.Clone(t.ShapeSlice())
+	d.strides = slices.Clone(t.StridesSlice())
+	if _, err := elemOf(d.dtype); err != nil {
+		return nil, err
+	}
+	if d.dtype.Bits%8 != 0 {
+		return nil, unsupportedf("dtype %s is not whole bytes", d.dtype)
+	}
+	d.isz = itemSize(d.dtype)
+	d.numel = 1
+	for _, n := range d.shape {
+		var ok bool
+		if d.numel, ok = mulNonNeg(d.numel, n); n < 0 || !ok {
+			return nil, invalidf("shape %v", d.shape)
+		}
+	}
+	if _, ok := mulNonNeg(d.numel, d.isz); !ok {
+		return nil, invalidf("shape %v: too many elements", d.shape)
+	}
+	if d.data == 0 && d.numel > 0 {
+		return nil, invalidf("NULL data for %d elements", d.numel)
+	}
+	dt := t.Device.DeviceType
+	if !dt.Valid() {
+		return nil, invalidf("device type %d is not a DLPack device type", int32(dt))
+	}
+	at, ok := dt.Arrow()
+	if !ok {
+		return nil, wrapf(cdevice.ErrNoDevice, "dlpack: device type %s has no Arrow device type", dt)
+	}
+	d.devType, d.devID = at, int64(t.Device.DeviceID)
+	if at == abi.DeviceCPU {
+		d.devID = -1
+	}
+	dev, err := device.Lookup(at, d.devID)
+	if err != nil {
+		return nil, fmt.Errorf("%w: dlpack: %w", cdevice.ErrNoDevice, err)
+	}
+	d.dev = dev
+	return d, nil
+}
+
+// actualStrides are the tensor's strides, row-major when it gave none.
+func (d *tensorDesc) actualStrides() []int64 {
+	if d.strides != nil {
+		return d.strides
+	}
+	return rowMajor(d.shape)
+}
+
+func rowMajor(shape []int64) []int64 {
+	s := make([]int64, len(shape))
+	n := int64(1)
+	for k := len(shape) - 1; k >= 0; k-- {
+		s[k] = n
+		n *= max(shape[k], 1)
+	}
+	return s
+}
+
+// stridesMatch: every dimension longer than 1 has the wanted stride (an
+// empty tensor matches anything).
+func (d *tensorDesc) stridesMatch(want []int64) bool {
+	if d.numel == 0 {
+		return true
+	}
+	s := d.actualStrides()
+	for k, n := range d.shape {
+		if n > 1 && s[k] != want[k] {
+			return false
+		}
+	}
+	return true
+}
+
+func importTensor(t Tensor, flags uint64, o *owned, opts []ImportOption) (*cdevice.DeviceArray, error) {
+	var cfg importConfig
+	for _, opt := range opts {
+		opt(&cfg)
+	}
+	a, err := importOwned(&t, flags, o, cfg)
+	if err != nil {
+		o.release()
+		return nil, err
+	}
+	return a, nil
+}
+
+func importOwned(t *Tensor, flags uint64, o *owned, cfg importConfig) (*cdevice.DeviceArray, error) {
+	d, err := describe(t)
+	if err != nil {
+		return nil, err
+	}
+	typ := cfg.typ
+	if typ == nil {
+		if typ, err = defaultType(d.dtype, d.shape[1:]); err != nil {
+			return nil, err
+		}
+	}
+	l, err := layoutOf(typ)
+	if err != nil {
+		return nil, err
+	}
+	if !slices.Equal(l.inner, d.shape[1:]) {
+		return nil, invalidf("type %s has rows of shape %v, the tensor %v", typ, l.inner, d.shape[1:])
+	}
+	if l.dtype != d.dtype {
+		return nil, invalidf("type %s has elements of dtype %s, the tensor %s", typ, l.dtype, d.dtype)
+	}
+	want := l.stridesFor()
+	zeroCopy := !l.bits && d.stridesMatch(want) && d.byteOffset%d.isz == 0
+	switch {
+	case zeroCopy:
+		return wrap(d, l, flags&FlagReadOnly != 0, o), nil
+	case !l.bits && !cfg.allowCopy:
+		return nil, fmt.Errorf("%w: shape %v, strides %v, byte_offset %d, %s wants strides %v",
+			ErrNotContiguous, d.shape, d.actualStrides(), d.byteOffset, typ, want)
+	}
+	c, err := copyTensor(d, l, want)
+	if err != nil {
+		return nil, err
+	}
+	o.release() // the copy no longer needs the producer's memory
+	return c, nil
+}
+
+// wrap makes the DeviceArray tree over the tensor's memory.
+func wrap(d *tensorDesc, l *tensorLayout, readOnlyMem bool, o *owned) *cdevice.DeviceArray {
+	lens := make([]int64, l.levels+1)
+	lens[0] = d.shape[0]
+	for i := 0; i < l.levels; i++ {
+		lens[i+1] = lens[i] * l.sizes[i]
+	}
+	leaf := &cdevice.DeviceArray{Type: l.chain[l.levels], Length: d.numel,
+		Buffers: []cdevice.DeviceBuffer{{}, {}}, DeviceType: d.devType, DeviceID: d.devID, Device: d.dev}
+	if d.numel > 0 {
+		leaf.Offset = d.byteOffset / d.isz
+		leaf.Buffers[1] = cdevice.DeviceBuffer{Ptr: d.data, Size: d.byteOffset + d.numel*d.isz}
+	}
+	node := leaf
+	for i := l.levels - 1; i >= 0; i-- {
+		node = &cdevice.DeviceArray{Type: l.chain[i], Length: lens[i], Buffers: []cdevice.DeviceBuffer{{}},
+			Children: []*cdevice.DeviceArray{node}, DeviceType: d.devType, DeviceID: d.devID, Device: d.dev}
+	}
+	var root *cdevice.DeviceArray
+	release := o.release
+	if readOnlyMem {
+		release = func() {
+			readOnly.Delete(root)
+			o.release()
+		}
+	}
+	root = cdevice.NewDeviceArray(*node, release)
+	if readOnlyMem {
+		readOnly.Store(root, struct{}{})
+	}
+	return root
+}
+
+// copyTensor gathers the tensor's elements into the row-major layout want
+// (strides in elements, one per dimension) on the host, makes an array of
+// l's type of them, and copies that to the tensor's device.
+func copyTensor(d *tensorDesc, l *tensorLayout, want []int64) (*cdevice.DeviceArray, error) {
+	if d.numel > math.MaxInt/d.isz {
+		return nil, unsupportedf("%d elements do not fit this platform's memory", d.numel)
+	}
+	out := make([]byte, d.numel*d.isz)
+	if d.numel > 0 {
+		s := d.actualStrides()
+		var lo, hi int64 // the span of element offsets the tensor touches
+		for k, n := range d.shape {
+			ext := (n - 1) * s[k]
+			if n > 1 && ext/(n-1) != s[k] {
+				return nil, invalidf("strides %v overflow", s)
+			}
+			lo, hi = lo+min(ext, 0), hi+max(ext, 0)
+		}
+		start := d.byteOffset + lo*d.isz
+		if start < 0 || hi-lo >= math.MaxInt/d.isz {
+			return nil, invalidf("strides %v with byte_offset %d reach outside the buffer", s, d.byteOffset)
+		}
+		src := make([]byte, (hi-lo+1)*d.isz)
+		if err := toHost(d.dev, src, d.data, start); err != nil {
+			return nil, err
+		}
+		gather(out, src, d.shape, s, want, -lo, d.isz)
+	}
+	if l.bits {
+		packed := make([]byte, bitutil.BytesForBits(d.numel))
+		for i, b := range out {
+			if b != 0 {
+				bitutil.SetBit(packed, i)
+			}
+		}
+		out = packed
+	}
+	lens := make([]int64, l.levels+1)
+	lens[0] = d.shape[0]
+	for i := 0; i < l.levels; i++ {
+		lens[i+1] = lens[i] * l.sizes[i]
+	}
+	data := array.NewData(l.chain[l.levels], int(d.numel), []*memory.Buffer{nil, memory.NewBufferBytes(out)}, nil, 0, 0)
+	for i := l.levels - 1; i >= 0; i-- {
+		parent := array.NewData(l.chain[i], int(lens[i]), []*memory.Buffer{nil}, []arrow.ArrayData{data}, 0, 0)
+		data.Release()
+		data = parent
+	}
+	arr := array.MakeFromData(data)
+	data.Release()
+	defer arr.Release()
+	return cdevice.CopyToDevice(context.Background(), arr, d.dev)
+}
+
+// gather copies every element of a tensor of shape from src (element at
+// offset base+Σ m[k]·from[k]) to dst (at Σ m[k]·to[k]), isz bytes each.
+func gather(dst, src []byte, shape, from, to []int64, base, isz int64) {
+	idx := make([]int64, len(shape))
+	so, do := base, int64(0)
+	last := len(shape) - 1
+	for {
+		copy(dst[do*isz:(do+1)*isz], src[so*isz:(so+1)*isz])
+		k := last
+		for ; k >= 0; k-- {
+			idx[k]++
+			so += from[k]
+			do += to[k]
+			if idx[k] < shape[k] {
+				break
+			}
+			so -= from[k] * shape[k]
+			do -= to[k] * shape[k]
+			idx[k] = 0
+		}
+		if k < 0 {
+			return
+		}
+	}
+}

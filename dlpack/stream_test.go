@@ -1,0 +1,115 @@
+package dlpack_test
+
+import (
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/purearrow/cdevice/dlpack"
+	"github.com/purearrow/cdevice/internal/ffi"
+)
+
+// TestConsumerStream: WithConsumerStream on each device.
+func TestConsumerStream(t *testing.T) {
+	f64 := arrow.PrimitiveTypes.Float64
+	vals := valueBytes(dtF64, 0, 64)
+	a := fromBytes(t, f64, 64, vals)
+
+	t.Run("cpu", func(t *testing.T) { // no event: the stream is ignored
+		mt, err := dlpack.Export(onDevice(t, a, cpuDev), dlpack.WithConsumerStream(0x1234))
+		must(t, err)
+		mt.Delete()
+	})
+
+	t.Run("opencl", func(t *testing.T) {
+		c, dev := loadCOpenCL(t)
+		da := onDevice(t, a, dev)
+		for _, s := range []uintptr{dev.CommandQueue(), 0, dlpack.NoSync} {
+			mt, err := dlpack.Export(da, dlpack.WithConsumerStream(s))
+			must(t, err)
+			sp := spec{versioned: true, svm: dev.UsesSVM(), devType: dlpack.DeviceOpenCL, devID: int32(dev.ID()),
+				dtype: dtF64, shape: []int64{64}, strides: []int64{1}, flags: dlpack.FlagReadOnly}
+			if rc := c.consume(sp.params(t), mt.Addr(), cbytes(t, vals), dev.CommandQueue()); rc != 0 {
+				t.Fatalf("C consumer on the named queue: %d", rc)
+			}
+		}
+	})
+
+	t.Run("cuda", func(t *testing.T) {
+		dev, fake := cudaDevice(t)
+		if fake == nil {
+			t.Skip("the counters need the CUDA test double")
+		}
+		da := onDevice(t, a, dev)
+		create, err := fake.Symbol("cudaStreamCreateWithFlags")
+		must(t, err)
+		destroy, err := fake.Symbol("cudaStreamDestroy")
+		must(t, err)
+		slot, err := ffi.Calloc(8)
+		must(t, err)
+		defer ffi.Free(slot)
+		if rc := int32(ffi.Call(create, uintptr(slot), 1)); rc != 0 {
+			t.Fatalf("cudaStreamCreateWithFlags: %d", rc)
+		}
+		stream := *(*uintptr)(slot)
+		defer ffi.Call(destroy, stream)
+
+		waits := func() int64 {
+			return fakeCalls(t, fake, "cudaStreamWaitEvent") + fakeCalls(t, fake, "cudaEventSynchronize")
+		}
+		before := waits()
+		mt, err := dlpack.Export(da, dlpack.WithConsumerStream(stream))
+		must(t, err)
+		mt.Delete()
+		// The stream waits on the device, or (today's backends cannot take a
+		// foreign stream) the host waits for the event: one of the two.
+		if got := waits() - before; got != 1 {
+			t.Fatalf("%d waits for the ready event, want 1", got)
+		}
+		before = waits()
+		mt, err = dlpack.Export(da, dlpack.WithConsumerStream(dlpack.NoSync))
+		must(t, err)
+		mt.Delete()
+		mt, err = dlpack.Export(da)
+		must(t, err)
+		mt.Delete()
+		if got := waits() - before; got != 0 {
+			t.Fatalf("%d waits without a consumer stream", got)
+		}
+	})
+}
+
+// TestOpenCLClMem runs the OpenCL tests again in a child process with
+// CDEVICE_OPENCL_SVM=0, so that both buffer conventions (SVM pointers and
+// cl_mem handles) are exercised: a cl_mem cannot be offset, so byte_offset
+// must carry every offset.
+func TestOpenCLClMem(t *testing.T) {
+	if os.Getenv("CDEVICE_OPENCL_SVM") == "0" {
+		t.Skip("this is the cl_mem run")
+	}
+	dev, _ := openclDevice(t)
+	if !dev.UsesSVM() {
+		t.Skip("the device uses cl_mem handles already: the other tests covered them")
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^(TestRoundTrip|TestCProducer|TestCConsumer|TestConsumerStream|TestOpenCLMode)", "-test.count=1", "-test.v")
+	cmd.Env = append(os.Environ(), "CDEVICE_OPENCL_SVM=0")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("cl_mem run: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "--- PASS: TestOpenCLMode") || strings.Contains(string(out), "--- SKIP: TestOpenCLMode") {
+		t.Fatalf("the cl_mem run did not run on OpenCL:\n%s", out)
+	}
+	t.Logf("cl_mem run: %d tests passed", strings.Count(string(out), "--- PASS"))
+}
+
+// TestOpenCLMode checks that CDEVICE_OPENCL_SVM=0 took effect.
+func TestOpenCLMode(t *testing.T) {
+	dev, _ := openclDevice(t)
+	if want := os.Getenv("CDEVICE_OPENCL_SVM") != "0"; dev.UsesSVM() != want && !want {
+		t.Fatalf("CDEVICE_OPENCL_SVM=0 but the device uses SVM")
+	}
+	t.Logf("opencl:%d uses SVM: %v", dev.ID(), dev.UsesSVM())
+}
