@@ -98,6 +98,18 @@ func (a *DeviceArray) Retain() { a.owner.refs.Add(1) }
 // Release drops a reference; the last frees the tree. Call it on roots only.
 func (a *DeviceArray) Release() { a.owner.release() }
 
+// SyncEvent is the sync_event an ArrowDeviceArray export of the tree
+// carries: the event recorded after the copies that wrote its buffers (a
+// cudaEvent_t*, hipEvent_t* or cl_event*, valid while the tree is
+// retained), or 0 when there is none (the CPU, imported arrays, whose
+// producer's event the import already waited on, and NewDeviceArray's).
+func (a *DeviceArray) SyncEvent() uintptr {
+	if a.owner == nil || a.owner.event == nil {
+		return 0
+	}
+	return a.owner.event.SyncEvent()
+}
+
 // CopyToDevice copies arr to newly allocated memory on dev. It returns when
 // the copies are complete.
 func CopyToDevice(ctx context.Context, arr arrow.Array, dev device.Device) (*DeviceArray, error) {

@@ -16,6 +16,7 @@ import (
 	"github.com/purearrow/cdevice/abi"
 	"github.com/purearrow/cdevice/cai"
 	"github.com/purearrow/cdevice/device"
+	"github.com/purearrow/cdevice/tensor"
 )
 
 var ctx = context.Background()
@@ -337,7 +338,7 @@ func TestNestedListsToTensor(t *testing.T) {
 	if !slices.Equal(desc.Shape, []int64{2, 3, 2}) {
 		t.Errorf("shape %v", desc.Shape)
 	}
-	tt, ok := got.DataType().(*cai.FixedShapeTensorType)
+	tt, ok := got.DataType().(*tensor.FixedShapeType)
 	if !ok || !slices.Equal(tt.Shape(), []int64{3, 2}) || tt.Permutation() != nil || got.Len() != 2 {
 		t.Fatalf("imported as %v", got.DataType())
 	}
@@ -347,7 +348,7 @@ func TestNestedListsToTensor(t *testing.T) {
 	}
 }
 
-func tensorArray(t testing.TB, tt *cai.FixedShapeTensorType, rows int, nullEvery int) arrow.Array {
+func tensorArray(t testing.TB, tt *tensor.FixedShapeType, rows int, nullEvery int) arrow.Array {
 	t.Helper()
 	n := int(tt.StorageType().(*arrow.FixedSizeListType).Len())
 	b := array.NewFixedSizeListBuilder(memory.DefaultAllocator, int32(n), tt.ValueType())
@@ -372,7 +373,7 @@ func tensorArray(t testing.TB, tt *cai.FixedShapeTensorType, rows int, nullEvery
 // strides import back as the same permuted tensor, zero-copy; its mask
 // has the same strides.
 func TestTensorPermutation(t *testing.T) {
-	tt, err := cai.NewFixedShapeTensorType(arrow.PrimitiveTypes.Int32, []int64{2, 3, 4}, []int64{2, 0, 1}, []string{"a", "b", "c"})
+	tt, err := tensor.NewFixedShapeType(arrow.PrimitiveTypes.Int32, []int64{2, 3, 4}, []int64{2, 0, 1}, []string{"a", "b", "c"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -400,7 +401,7 @@ func TestTensorPermutation(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer back.Release()
-		bt, ok := back.Type.(*cai.FixedShapeTensorType)
+		bt, ok := back.Type.(*tensor.FixedShapeType)
 		if !ok || !slices.Equal(bt.Shape(), []int64{2, 3, 4}) || !slices.Equal(bt.Permutation(), []int64{2, 0, 1}) {
 			t.Fatalf("imported as %v", back.Type)
 		}
@@ -413,54 +414,6 @@ func TestTensorPermutation(t *testing.T) {
 		if !array.Equal(gs, ws) {
 			t.Errorf("storage:\nwant %v\ngot  %v", ws, gs)
 		}
-	}
-}
-
-// The tensor type: metadata, equality, registration, refusals.
-func TestTensorType(t *testing.T) {
-	tt, err := cai.NewFixedShapeTensorType(arrow.PrimitiveTypes.Float32, []int64{2, 5}, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if s := tt.Serialize(); s != `{"shape":[2,5]}` {
-		t.Errorf("metadata %s", s)
-	}
-	p, _ := cai.NewFixedShapeTensorType(arrow.PrimitiveTypes.Float32, []int64{100, 200, 500}, []int64{2, 0, 1}, []string{"C", "H", "W"})
-	if s := p.Serialize(); s != `{"shape":[100,200,500],"dim_names":["C","H","W"],"permutation":[2,0,1]}` {
-		t.Errorf("metadata %s", s)
-	}
-	back, err := p.Deserialize(p.StorageType(), p.Serialize())
-	if err != nil || !arrow.TypeEqual(back, p) || arrow.TypeEqual(back, tt) {
-		t.Errorf("Deserialize: %v, %v", back, err)
-	}
-	if r := arrow.GetExtensionType(cai.TensorExtensionName); r == nil {
-		t.Error("not registered")
-	}
-	if !strings.Contains(p.String(), "permutation=[2 0 1]") || p.ExtensionName() != "arrow.fixed_shape_tensor" {
-		t.Errorf("String %s", p)
-	}
-	for _, c := range []struct {
-		shape, perm []int64
-		names       []string
-	}{
-		{[]int64{-1}, nil, nil}, {[]int64{1 << 20, 1 << 20}, nil, nil},
-		{[]int64{2, 3}, []int64{0}, nil}, {[]int64{2, 3}, []int64{0, 0}, nil}, {[]int64{2, 3}, []int64{0, 2}, nil},
-		{[]int64{2, 3}, nil, []string{"x"}},
-	} {
-		if _, err := cai.NewFixedShapeTensorType(arrow.PrimitiveTypes.Int8, c.shape, c.perm, c.names); !errors.Is(err, cai.ErrInvalid) {
-			t.Errorf("%v %v %v: %v", c.shape, c.perm, c.names, err)
-		}
-	}
-	if _, err := cai.NewFixedShapeTensorType(arrow.PrimitiveTypes.Int8, []int64{2, 0}, nil, nil); !errors.Is(err, cai.ErrUnsupported) {
-		t.Errorf("a shape of no elements: %v", err)
-	}
-	for _, md := range []string{``, `{}`, `{"shape":[3]}`} {
-		if _, err := tt.Deserialize(tt.StorageType(), md); err == nil {
-			t.Errorf("Deserialize(%q) accepted", md)
-		}
-	}
-	if _, err := tt.Deserialize(arrow.PrimitiveTypes.Int8, tt.Serialize()); err == nil {
-		t.Error("Deserialize of a non-list storage accepted")
 	}
 }
 
@@ -559,7 +512,7 @@ func TestImportStrided(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tt := da.Type.(*cai.FixedShapeTensorType)
+	tt := da.Type.(*tensor.FixedShapeType)
 	if !slices.Equal(tt.Shape(), []int64{4, 3}) || !slices.Equal(tt.Permutation(), []int64{1, 0}) ||
 		uintptr(da.Children[0].Buffers[1].Ptr) != p {
 		t.Errorf("imported %v", tt)
@@ -732,13 +685,13 @@ func TestImportStreams(t *testing.T) {
 		want       []wait
 	}{
 		{"none", nil, nil, false, nil, nil},
-		{"legacy", ptr(1), nil, false, nil, []wait{{1, 0}}},
+		{"legacy: the NULL stream", ptr(1), nil, false, nil, []wait{{0, 0}}},
 		{"per-thread", ptr(2), nil, false, nil, []wait{{2, 0}}},
 		{"handle", ptr(0x7f00dead), nil, false, nil, []wait{{0x7f00dead, 0}}},
 		{"consumer stream", ptr(0x7f00dead), nil, false, []cai.ImportOption{cai.WithConsumerStream(consumer)}, []wait{{0x7f00dead, h}}},
 		{"consumer stream, but a mask to copy", ptr(77), nil, true, []cai.ImportOption{cai.WithConsumerStream(consumer)}, []wait{{77, 0}}},
 		{"mask on the same stream", ptr(77), ptr(77), true, nil, []wait{{77, 0}}},
-		{"mask on another stream", ptr(77), ptr(1), true, nil, []wait{{77, 0}, {1, 0}}},
+		{"mask on another stream", ptr(77), ptr(1), true, nil, []wait{{77, 0}, {0, 0}}},
 		{"mask stream only", nil, ptr(2), true, nil, []wait{{2, 0}}},
 		{"ignored", ptr(77), ptr(1), true, []cai.ImportOption{cai.IgnoreStream()}, nil},
 	}
@@ -869,32 +822,8 @@ func TestExportRefusals(t *testing.T) {
 	}
 }
 
-// Internals: gather over every order of a small 3-D array.
-func TestGather(t *testing.T) {
-	src := make([]byte, 24)
-	for i := range src {
-		src[i] = byte(i)
-	}
-	shape, strides := []int64{2, 3, 4}, []int64{12, 4, 1}
-	got := make([]byte, 24)
-	cai.Gather(got, src, 0, shape, strides, []int{2, 0, 1}, 1)
-	var want []byte
-	for k := range 4 {
-		for i := range 2 {
-			for j := range 3 {
-				want = append(want, byte(i*12+j*4+k))
-			}
-		}
-	}
-	if !slices.Equal(got, want) {
-		t.Errorf("gather %v, want %v", got, want)
-	}
-	if lo, hi := cai.Span([]int64{3, 2}, []int64{-8, 2}, 2); lo != -16 || hi != 4 {
-		t.Errorf("span %d %d", lo, hi)
-	}
-	if bits, zeros := cai.PackBits([]byte{1, 0, 2, 0, 0, 0, 0, 0, 9}); !slices.Equal(bits, []byte{5, 1}) || zeros != 6 {
-		t.Errorf("packBits %v %d", bits, zeros)
-	}
+// Internals: contiguity and permuted layouts.
+func TestStridedLayouts(t *testing.T) {
 	if !cai.Contiguous([]int64{2, 1, 3}, []int64{24, 5, 8}, 8) || cai.Contiguous([]int64{2, 3}, []int64{8, 16}, 8) {
 		t.Error("contiguous")
 	}

@@ -7,8 +7,8 @@
 // It owns: the descriptor (Interface) and its rules (Validate, StreamKind),
 // its JSON form (MarshalJSON, UnmarshalJSON), the typestr ↔ Arrow type
 // mapping (ArrowType, Typestr), Export (DeviceArray → descriptor), Import
-// (descriptor → DeviceArray), and Arrow's canonical arrow.fixed_shape_tensor
-// extension type (FixedShapeTensorType), which arrow-go lacks.
+// (descriptor → DeviceArray). N-D arrays are Arrow's canonical
+// arrow.fixed_shape_tensor extension type (package tensor).
 //
 // # Types
 //
@@ -54,9 +54,11 @@
 // stream; stream 2 (per-thread default) is cudaStreamPerThread of the OS
 // thread that Import happens to run on, which is the producer's only when
 // the producer ran on that thread: a Go caller of per-thread C code should
-// hold runtime.LockOSThread across both, or synchronize itself. A device
-// that implements StreamWaiter waits its own way; a device of the CUDA
-// backend (device/cuda) waits through the libcudart that backend loaded.
+// hold runtime.LockOSThread across both, or synchronize itself. The waits
+// go through the device's runtime (device.ForeignStreams: the devices of
+// device/cuda implement it); a device without it cannot wait for a
+// producer's stream, and a descriptor with a Stream is refused there
+// unless IgnoreStream.
 //
 // # Memory
 //

@@ -14,6 +14,7 @@ import (
 	"github.com/purearrow/cdevice"
 	"github.com/purearrow/cdevice/cai"
 	"github.com/purearrow/cdevice/device"
+	"github.com/purearrow/cdevice/tensor"
 )
 
 // checkDouble fails the test if it left allocations or queued work in the
@@ -51,7 +52,7 @@ func TestDoublePrimitives(t *testing.T) {
 func TestDoubleDefaultDeviceJSON(t *testing.T) {
 	d := cudaDouble(t)
 	checkDouble(t, d)
-	tt, _ := cai.NewFixedShapeTensorType(arrow.PrimitiveTypes.Int32, []int64{2, 3, 4}, []int64{1, 2, 0}, nil)
+	tt, _ := tensor.NewFixedShapeType(arrow.PrimitiveTypes.Int32, []int64{2, 3, 4}, []int64{1, 2, 0}, nil)
 	for _, a := range []arrow.Array{
 		fromJSON(t, arrow.PrimitiveTypes.Float64, `[1.5, null, 3, 4]`),
 		fromJSON(t, arrow.FixedSizeListOf(2, arrow.PrimitiveTypes.Uint16), `[[1, 2], null, [null, 4]]`),
@@ -127,13 +128,14 @@ func TestDoubleStreams(t *testing.T) {
 			t.Fatal("the producer's copy is not queued")
 		}
 		x := desc(p, ptr(int64(s.Handle())))
+		syncs := d.calls("cudaStreamSynchronize")
 		da, err := cai.Import(ctx, &x)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer da.Release()
-		if n := d.pending(); n != 0 {
-			t.Errorf("%d operations queued after Import", n)
+		if n := d.pending(); n != 0 || d.calls("cudaStreamSynchronize") != syncs+1 {
+			t.Errorf("%d operations queued after Import, %d host synchronizations", n, d.calls("cudaStreamSynchronize")-syncs)
 		}
 		if got := toHost(t, da); !array.Equal(got, want) {
 			t.Errorf("got %v", got)
@@ -166,6 +168,7 @@ func TestDoubleStreams(t *testing.T) {
 		defer c.Close()
 		p := queued(t, dev, s, slices.Clone(vals))
 		x := desc(p, ptr(int64(s.Handle())))
+		syncs, waits := d.calls("cudaStreamSynchronize"), d.calls("cudaStreamWaitEvent")
 		da, err := cai.Import(ctx, &x, cai.WithConsumerStream(c))
 		if err != nil {
 			t.Fatal(err)
@@ -173,6 +176,9 @@ func TestDoubleStreams(t *testing.T) {
 		defer da.Release()
 		if n := d.pending(); n != 2 {
 			t.Errorf("%d operations queued, want the producer's copy and the consumer's wait", n)
+		}
+		if ds, dw := d.calls("cudaStreamSynchronize")-syncs, d.calls("cudaStreamWaitEvent")-waits; ds != 0 || dw != 1 {
+			t.Errorf("%d host synchronizations, %d device waits; want 0, 1", ds, dw)
 		}
 		out := make([]byte, 32)
 		if err := dev.CopyToHost(out, device.Pointer(p), 0, c); err != nil {

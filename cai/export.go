@@ -3,12 +3,13 @@ package cai
 import (
 	"context"
 	"fmt"
-	"math"
 	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/purearrow/cdevice"
 	"github.com/purearrow/cdevice/device"
+	"github.com/purearrow/cdevice/internal/ndarray"
 )
 
 // An ExportOption changes what Export does.
@@ -113,11 +114,11 @@ func Export(ctx context.Context, a *cdevice.DeviceArray, opts ...ExportOption) (
 	}
 	e := &Exported{arr: a, dev: a.Device}
 	desc := Interface{
-		Shape: l.shape(), Typestr: l.typestr, Version: Version,
+		Shape: l.Shape(l.rows), Typestr: l.typestr, Version: Version,
 		Data: Data{ReadOnly: !cfg.writable}, Descr: []Field{{"", l.typestr}}, Stream: stream,
 	}
-	if l.permuted() {
-		desc.Strides = l.strides(l.itemsize)
+	if l.Permuted() {
+		desc.Strides = l.Strides(l.itemsize)
 	}
 	x := exporter{ctx: ctx, e: e, l: l, stream: cfg.stream}
 	if err := x.run(&desc); err != nil {
@@ -133,147 +134,35 @@ func Export(ctx context.Context, a *cdevice.DeviceArray, opts ...ExportOption) (
 
 // A layout is a DeviceArray seen as an N-D array.
 type layout struct {
+	*ndarray.Layout
 	rows     int64
-	phys     []int64 // physical dimensions of a row, outermost first
-	logical  []int   // logical dimension i of a row is phys[logical[i]]
-	levels   []level // root first, leaf last
-	leaf     *cdevice.DeviceArray
+	nodes    []ndarray.Node // from the root to the leaf
 	typestr  string
 	itemsize int64
 	bits     bool // boolean leaf: values are bits, copied to bytes
 	total    int64
 }
 
-// A level is one node on the path from the root to the leaf.
-type level struct {
-	node  *cdevice.DeviceArray
-	start int64 // index of the first element in the node's own coordinates (Offset included)
-	above int   // physical dimensions above the node's elements
-	per   int64 // leaf elements per element of the node
-}
-
-const maxDims = 64
-
 func describe(a *cdevice.DeviceArray) (*layout, error) {
-	l := &layout{rows: a.Length}
-	if a.Length < 0 || a.Offset < 0 {
-		return nil, invalidf("Export: length %d, offset %d", a.Length, a.Offset)
+	nl, err := ndarray.LayoutOf(a.Type)
+	if err != nil {
+		return nil, err
 	}
-	node, start := a, a.Offset
-	for {
-		if len(l.levels) > maxDims {
-			return nil, unsupportedf("more than %d dimensions", maxDims)
-		}
-		l.levels = append(l.levels, level{node: node, start: start, above: len(l.phys)})
-		var listSize int64
-		switch t := node.Type.(type) {
-		case *arrow.FixedSizeListType:
-			l.logical = append(l.logical, len(l.phys))
-			l.phys = append(l.phys, int64(t.Len()))
-			listSize = int64(t.Len())
-		case arrow.ExtensionType:
-			if isBool8(t) {
-				break // a leaf: int8 storage, zero-copy as |b1
-			}
-			if t.ExtensionName() != TensorExtensionName {
-				return nil, unsupportedf("extension type %s has no CUDA Array Interface form", t.ExtensionName())
-			}
-			md, err := parseTensorMetadata(t.Serialize())
-			if err != nil {
-				return nil, err
-			}
-			fsl, ok := t.StorageType().(*arrow.FixedSizeListType)
-			if !ok {
-				return nil, invalidf("%s: storage %s is not a fixed_size_list", t, t.StorageType())
-			}
-			tt, err := NewFixedShapeTensorType(fsl.Elem(), md.Shape, md.Permutation, nil)
-			if err != nil {
-				return nil, err
-			}
-			if fsl.Len() != tt.Storage.(*arrow.FixedSizeListType).Len() {
-				return nil, invalidf("%s: storage %s does not hold shape %v", t, fsl, md.Shape)
-			}
-			base := len(l.phys)
-			for i := range md.Shape {
-				p := i
-				if md.Permutation != nil {
-					p = int(md.Permutation[i])
-				}
-				l.logical = append(l.logical, base+p)
-			}
-			l.phys = append(l.phys, md.Shape...)
-			listSize = int64(fsl.Len())
-		}
-		if node.Type.ID() != arrow.FIXED_SIZE_LIST && (node.Type.ID() != arrow.EXTENSION || isBool8(node.Type)) {
-			ts, err := Typestr(node.Type)
-			if err != nil {
-				return nil, err
-			}
-			t, _ := parseTypestr(ts)
-			l.typestr, l.leaf, l.itemsize = ts, node, int64(t.size)
-			l.bits = node.Type.ID() == arrow.BOOL
-			break
-		}
-		if len(node.Children) != 1 || node.Children[0] == nil {
-			return nil, invalidf("Export: a %s node with %d children", node.Type, len(node.Children))
-		}
-		child := node.Children[0]
-		if child.Offset < 0 || listSize > 0 && start > (math.MaxInt64-child.Offset)/listSize {
-			return nil, invalidf("Export: child offset %d", child.Offset)
-		}
-		node, start = child, start*listSize+child.Offset
+	ts, err := Typestr(nl.Elem)
+	if err != nil {
+		return nil, err
 	}
-	l.total = l.rows
-	for _, n := range l.phys {
-		if n != 0 && l.total > math.MaxInt64/n {
-			return nil, invalidf("Export: %d rows of shape %v overflow", l.rows, l.phys)
-		}
-		l.total *= n
+	t, _ := parseTypestr(ts)
+	nodes, err := nl.Place(a)
+	if err != nil {
+		return nil, err
 	}
-	for i := range l.levels {
-		l.levels[i].per = 1
-		for _, n := range l.phys[l.levels[i].above:] {
-			l.levels[i].per *= n
-		}
+	total, ok := nl.Elements(a.Length)
+	if !ok {
+		return nil, invalidf("Export: %d rows of shape %v overflow", a.Length, nl.Phys)
 	}
-	return l, nil
-}
-
-// isBool8 reports whether dt is the canonical arrow.bool8 extension (int8
-// storage, one byte a boolean), whichever package implements it.
-func isBool8(dt arrow.DataType) bool {
-	t, ok := dt.(arrow.ExtensionType)
-	return ok && t.ExtensionName() == "arrow.bool8" && t.StorageType().ID() == arrow.INT8
-}
-
-// shape is the logical shape: rows, then each logical dimension.
-func (l *layout) shape() []int64 {
-	s := []int64{l.rows}
-	for _, p := range l.logical {
-		s = append(s, l.phys[p])
-	}
-	return s
-}
-
-// permuted reports whether logical and physical dimensions differ in order.
-func (l *layout) permuted() bool {
-	for i, p := range l.logical {
-		if p != i {
-			return true
-		}
-	}
-	return false
-}
-
-// strides are the logical strides of the physical row-major layout, for
-// elements of itemsize bytes.
-func (l *layout) strides(itemsize int64) []int64 {
-	ps := cStrides(append([]int64{l.rows}, l.phys...), itemsize)
-	s := []int64{ps[0]}
-	for _, p := range l.logical {
-		s = append(s, ps[1+p])
-	}
-	return s
+	return &layout{Layout: nl, rows: a.Length, nodes: nodes, typestr: ts, itemsize: int64(t.size),
+		bits: nl.Elem.ID() == arrow.BOOL, total: total}, nil
 }
 
 // An exporter makes the copies a descriptor needs: boolean bytes and the
@@ -285,10 +174,12 @@ type exporter struct {
 	stream device.Stream
 }
 
-// A download is a bitmap range copied to the host: bit i of the node is
-// bit i-first of host.
+// A download is a bitmap range of a node copied to the host: bit i of the
+// node is bit i-first of host; an element of the node covers per leaf
+// elements.
 type download struct {
-	lv    level
+	n     ndarray.Node
+	per   int64
 	host  []byte
 	first int64
 }
@@ -298,22 +189,22 @@ func (x *exporter) run(desc *Interface) error {
 	if l.total == 0 {
 		return nil // no elements: pointer 0, no mask
 	}
-	var masked []level
-	for _, lv := range l.levels {
-		if len(lv.node.Buffers) > 0 && lv.node.Buffers[0].Ptr != 0 && lv.node.NullCount != 0 {
-			masked = append(masked, lv)
+	var masked []download
+	for i, n := range l.nodes {
+		if len(n.Buffers) > 0 && n.Buffers[0].Ptr != 0 && n.NullCount != 0 {
+			masked = append(masked, download{n: n, per: l.Per(i)})
 		}
 	}
-	leaf := l.levels[len(l.levels)-1]
-	if len(l.leaf.Buffers) < 2 || l.leaf.Buffers[1].Ptr == 0 {
-		return invalidf("Export: the %s values have no buffer", l.leaf.Type)
+	leaf := download{n: l.nodes[len(l.nodes)-1], per: 1}
+	if len(leaf.n.Buffers) < 2 || leaf.n.Buffers[1].Ptr == 0 {
+		return invalidf("Export: the %s values have no buffer", leaf.n.Type)
 	}
-	values := l.leaf.Buffers[1]
+	values := leaf.n.Buffers[1]
 	if !l.bits {
-		if err := fits(values, (leaf.start+l.total)*l.itemsize, "values"); err != nil {
+		if err := fits(values, (leaf.n.Start+l.total)*l.itemsize, "values"); err != nil {
 			return err
 		}
-		desc.Data.Ptr = uintptr(values.Ptr) + uintptr(leaf.start*l.itemsize)
+		desc.Data.Ptr = uintptr(values.Ptr) + uintptr(leaf.n.Start*l.itemsize)
 		if len(masked) == 0 {
 			return nil
 		}
@@ -331,23 +222,23 @@ func (x *exporter) run(desc *Interface) error {
 		defer s.Close()
 	}
 	var dls []download
-	get := func(lv level, buf cdevice.DeviceBuffer, count int64, what string) error {
-		first := lv.start &^ 7
-		n := (lv.start+count+7)/8 - first/8
-		if err := fits(buf, first/8+n, what); err != nil {
+	get := func(d download, buf cdevice.DeviceBuffer, what string) error {
+		d.first = d.n.Start &^ 7
+		n := (d.n.Start+l.total/d.per+7)/8 - d.first/8
+		if err := fits(buf, d.first/8+n, what); err != nil {
 			return err
 		}
-		d := download{lv: lv, host: make([]byte, n), first: first}
+		d.host = make([]byte, n)
 		dls = append(dls, d)
-		return dev.CopyToHost(d.host, buf.Ptr, int(first/8), s)
+		return dev.CopyToHost(d.host, buf.Ptr, int(d.first/8), s)
 	}
-	for _, lv := range masked {
-		if err := get(lv, lv.node.Buffers[0], l.total/lv.per, "validity bitmap"); err != nil {
+	for _, d := range masked {
+		if err := get(d, d.n.Buffers[0], "validity bitmap"); err != nil {
 			return err
 		}
 	}
 	if l.bits {
-		if err := get(leaf, values, l.total, "values"); err != nil {
+		if err := get(leaf, values, "values"); err != nil {
 			return err
 		}
 	}
@@ -362,7 +253,7 @@ func (x *exporter) run(desc *Interface) error {
 		d := dls[len(dls)-1]
 		b := make([]byte, l.total)
 		for i := range b {
-			if bit(d.host, d.lv.start-d.first+int64(i)) {
+			if bitutil.BitIsSet(d.host, int(d.n.Start-d.first)+i) {
 				b[i] = 1
 			}
 		}
@@ -377,9 +268,9 @@ func (x *exporter) run(desc *Interface) error {
 				mask[i] = 1
 			}
 		}
-		per := d.lv.per
+		per := d.per
 		for j := range l.total / per {
-			if !bit(d.host, d.lv.start-d.first+j) {
+			if !bitutil.BitIsSet(d.host, int(d.n.Start-d.first+j)) {
 				clear(mask[j*per : (j+1)*per])
 			}
 		}
@@ -411,8 +302,8 @@ func (x *exporter) run(desc *Interface) error {
 	if mask != nil {
 		m := &Interface{Shape: desc.Shape, Typestr: "|b1", Data: Data{Ptr: uintptr(ptrs[0]), ReadOnly: desc.Data.ReadOnly},
 			Version: Version, Descr: []Field{{"", "|b1"}}}
-		if l.permuted() {
-			m.Strides = l.strides(1)
+		if l.Permuted() {
+			m.Strides = l.Strides(1)
 		}
 		desc.Mask = m
 	}

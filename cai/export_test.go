@@ -12,10 +12,7 @@ func AllowAnyDevice() (restore func()) {
 
 // Internals the tests check directly.
 var (
-	Gather      = gather
-	Span        = span
 	Contiguous  = contiguous
 	Permuted    = permuted
-	PackBits    = packBits
 	NativeOrder = nativeOrder
 )

@@ -9,6 +9,8 @@ import (
 	"github.com/purearrow/cdevice"
 	"github.com/purearrow/cdevice/abi"
 	"github.com/purearrow/cdevice/device"
+	"github.com/purearrow/cdevice/internal/ndarray"
+	"github.com/purearrow/cdevice/tensor"
 )
 
 // An ImportOption changes what Import does.
@@ -80,9 +82,10 @@ func WithConsumerStream(s device.Stream) ImportOption {
 // host waits for the work queued on it before Import returns (stream 0 is
 // refused, 1 is the legacy default stream, 2 the per-thread default stream
 // of the OS thread Import runs on, other values a cudaStream_t), unless
-// WithConsumerStream or IgnoreStream say otherwise. Devices that implement
-// StreamWaiter wait their way; devices of the CUDA backend wait through
-// the CUDA runtime it loaded.
+// WithConsumerStream or IgnoreStream say otherwise. The device waits
+// through its runtime (device.ForeignStreams, which the CUDA backend's
+// devices implement); other devices cannot wait for a stream and are
+// refused with ErrUnsupported.
 //
 // The descriptor owns nothing: the memory must outlive the array, which
 // WithOwner arranges. The array's release (NewDeviceArray's) frees the
@@ -227,23 +230,31 @@ func (im *importer) run() (*cdevice.DeviceArray, error) {
 	bits := t.kind == 'b'
 	copies := bits || !zeroCopy || d.Mask != nil
 
+	// The Arrow type, and the strides of its layout, which copies follow.
+	typ := im.elem
+	switch {
+	case len(shape) == 2:
+		typ = arrow.FixedSizeListOf(int32(shape[1]), im.elem)
+	case len(shape) >= 3:
+		if phys == nil {
+			phys = shape[1:]
+		}
+		tt, err := tensor.NewFixedShapeType(im.elem, phys, perm, nil)
+		if err != nil {
+			return nil, unsupportedf("shape %v: %v", shape, err)
+		}
+		typ = tt
+	}
+	lay, err := ndarray.LayoutOf(typ)
+	if err != nil {
+		return nil, err
+	}
+
 	if err := im.sync(copies); err != nil {
 		return nil, err
 	}
 	if err := im.ctx.Err(); err != nil {
 		return nil, err
-	}
-
-	// Storage order: the order in which dimensions are laid out in the
-	// Arrow buffers, outermost first.
-	order := make([]int, len(shape))
-	for i := range order {
-		order[i] = i
-	}
-	if perm != nil {
-		for l, p := range perm {
-			order[1+p] = 1 + l
-		}
 	}
 
 	values := cdevice.DeviceBuffer{Ptr: device.Pointer(d.Data.Ptr), Size: total * item}
@@ -268,17 +279,17 @@ func (im *importer) run() (*cdevice.DeviceArray, error) {
 		var uploads [][]byte
 		if vals != nil {
 			b := make([]byte, total*item)
-			gather(b, vals.host, vals.base, shape, strides(d, item), order, item)
+			ndarray.Copy(b, vals.host, shape, lay.Strides(item), strides(d, item), vals.base, item)
 			if bits {
-				b, _ = packBits(b)
+				b, _ = ndarray.PackBits(b)
 			}
 			uploads = append(uploads, b)
 		}
 		if mask != nil {
 			b := make([]byte, total)
-			gather(b, mask.host, mask.base, shape, strides(d.Mask, 1), order, 1)
+			ndarray.Copy(b, mask.host, shape, lay.Strides(1), strides(d.Mask, 1), mask.base, 1)
 			var bm []byte
-			if bm, nulls = packBits(b); nulls > 0 {
+			if bm, nulls = ndarray.PackBits(b); nulls > 0 {
 				uploads = append(uploads, bm)
 			}
 		}
@@ -298,31 +309,8 @@ func (im *importer) run() (*cdevice.DeviceArray, error) {
 		values = cdevice.DeviceBuffer{}
 	}
 	dev := im.dev
-	leaf := &cdevice.DeviceArray{
-		Type: im.elem, Length: total, NullCount: nulls,
-		Buffers:    []cdevice.DeviceBuffer{validity, values},
-		DeviceType: dev.Type(), DeviceID: dev.ID(), Device: dev,
-	}
-	if len(shape) == 1 {
-		return leaf, nil
-	}
-	root := &cdevice.DeviceArray{
-		Length: shape[0], Buffers: []cdevice.DeviceBuffer{{}}, Children: []*cdevice.DeviceArray{leaf},
-		DeviceType: dev.Type(), DeviceID: dev.ID(), Device: dev,
-	}
-	if len(shape) == 2 {
-		root.Type = arrow.FixedSizeListOf(int32(shape[1]), im.elem)
-		return root, nil
-	}
-	if phys == nil {
-		phys = shape[1:]
-	}
-	tt, err := NewFixedShapeTensorType(im.elem, phys, perm, nil)
-	if err != nil {
-		return nil, unsupportedf("shape %v: %v", shape, err)
-	}
-	root.Type = tt
-	return root, nil
+	return lay.Tree(shape[0], cdevice.DeviceArray{NullCount: nulls, Buffers: []cdevice.DeviceBuffer{validity, values},
+		DeviceType: dev.Type(), DeviceID: dev.ID(), Device: dev}), nil
 }
 
 // strides are a descriptor's strides, the row-major ones when it has none.
@@ -330,7 +318,7 @@ func strides(d *Interface, item int64) []int64 {
 	if d.Strides != nil {
 		return d.Strides
 	}
-	return cStrides(d.Shape, item)
+	return ndarray.RowMajor(d.Shape, item)
 }
 
 // sync waits for the producer's streams (the data's and the mask's): on
@@ -353,7 +341,7 @@ func (im *importer) sync(copies bool) error {
 			continue
 		}
 		done = append(done, v)
-		if err := waitStream(im.ctx, im.dev, v, s); err != nil {
+		if err := waitStream(im.dev, v, s); err != nil {
 			return fmt.Errorf("cai: waiting for the producer's stream %#x: %w", v, err)
 		}
 	}
@@ -384,8 +372,11 @@ func (im *importer) stream() (device.Stream, error) {
 // get queues the copy of the span of x (elements of item bytes) to the
 // host.
 func (im *importer) get(x *Interface, item int64) (*fetch, error) {
-	lo, hi := span(x.Shape, strides(x, item), item)
-	f := &fetch{host: make([]byte, hi-lo), base: -lo}
+	lo, hi, ok := ndarray.Span(x.Shape, strides(x, item))
+	if !ok || hi-lo >= math.MaxInt-item {
+		return nil, invalidf("strides %v of shape %v overflow", x.Strides, x.Shape)
+	}
+	f := &fetch{host: make([]byte, hi+item-lo), base: -lo}
 	s, err := im.stream()
 	if err != nil {
 		return nil, err

@@ -50,7 +50,8 @@ func TestMain(m *testing.M) {
 
 // fakeCUDA is CUDA memory as far as this package can tell: a device of
 // type CUDA whose memory is the CPU's, with streams that have handles and
-// a StreamWaiter that records what it was asked to wait for. It lets the
+// a WaitForStream (device.ForeignStreams) that records what it was asked
+// to wait for. It lets the
 // tests run without gcc and check the stream rules exactly.
 type fakeCUDA struct {
 	device.Device // device.CPU
@@ -88,7 +89,7 @@ func (d *fakeCUDA) NewStream() (device.Stream, error) {
 	return fakeStream{h: 0x1000 + nextHandle.Add(16)}, nil
 }
 
-func (d *fakeCUDA) WaitStream(stream uintptr, s device.Stream) error {
+func (d *fakeCUDA) WaitForStream(stream uintptr, s device.Stream) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	w := wait{stream: stream}
@@ -98,6 +99,9 @@ func (d *fakeCUDA) WaitStream(stream uintptr, s device.Stream) error {
 	d.waits = append(d.waits, w)
 	return d.waitErr
 }
+
+// MakeStreamWait completes device.ForeignStreams; Import does not use it.
+func (d *fakeCUDA) MakeStreamWait(stream, syncEvent uintptr) error { return nil }
 
 // takeWaits returns and forgets the waits recorded so far.
 func (d *fakeCUDA) takeWaits() []wait {
@@ -111,7 +115,7 @@ func (d *fakeCUDA) takeWaits() []wait {
 // fake is the shared fake CUDA device (cuda:7, clear of the double's).
 var fake = newFakeCUDA(7)
 
-// noWaiter is a CUDA-typed device that cannot wait for streams.
+// noWaiter is a CUDA-typed device that cannot wait for foreign streams.
 type noWaiter struct{ device.Device }
 
 func (noWaiter) Type() abi.DeviceType { return abi.DeviceCUDA }
@@ -177,4 +181,14 @@ func (d *double) call(name string, args ...uintptr) int64 {
 }
 
 func (d *double) pending() int64 { return d.call("fake_cuda_pending_ops") }
-func (d *double) live() int64    { return d.call("fake_cuda_live_allocations") }
+
+// calls is how many times the runtime function name was called.
+func (d *double) calls(name string) int64 {
+	cs, err := ffi.CString(name)
+	if err != nil {
+		panic(err)
+	}
+	defer ffi.Free(cs)
+	return d.call("fake_cuda_call_count", uintptr(cs))
+}
+func (d *double) live() int64 { return d.call("fake_cuda_live_allocations") }

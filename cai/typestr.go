@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/purearrow/cdevice/internal/ndarray"
 )
 
 // nativeOrder is the typestr byte order of this host: '<' little-endian,
@@ -173,7 +174,7 @@ func Typestr(dt arrow.DataType) (string, error) {
 		return "", invalidf("nil type")
 	}
 	o := string(nativeOrder)
-	if isBool8(dt) {
+	if ndarray.IsBool8(dt) {
 		return "|b1", nil
 	}
 	switch t := dt.(type) {

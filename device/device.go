@@ -84,6 +84,23 @@ type Device interface {
 	MemoryInfo() (free, total int64, err error)
 }
 
+// ForeignStreams is implemented by devices whose runtime streams can be
+// named by a raw handle (cudaStream_t, hipStream_t, cl_command_queue): a
+// stream that other code made, such as a consumer's or a producer's in an
+// interchange protocol. The handle must be a live stream of the device's
+// runtime (for CUDA and HIP, of the device's GPU; 0 is the legacy default
+// stream there), or the runtime may crash.
+type ForeignStreams interface {
+	// WaitForStream makes s (nil: the host) wait for the work queued so far
+	// on the runtime stream foreign.
+	WaitForStream(foreign uintptr, s Stream) error
+	// MakeStreamWait makes the runtime stream foreign wait, without
+	// blocking the host, for the event behind syncEvent (as
+	// ArrowDeviceArray.sync_event carries it: a cudaEvent_t*, hipEvent_t*
+	// or cl_event*). A zero syncEvent does nothing.
+	MakeStreamWait(foreign uintptr, syncEvent uintptr) error
+}
+
 // A Stream orders work on one device.
 type Stream interface {
 	// Handle is the runtime's stream (cudaStream_t, hipStream_t,

@@ -9,6 +9,7 @@ import (
 	"github.com/purearrow/cdevice/abi"
 	"github.com/purearrow/cdevice/device"
 	"github.com/purearrow/cdevice/dlpack"
+	"github.com/purearrow/cdevice/tensor"
 )
 
 var (
@@ -72,7 +73,7 @@ func expectedImport(t testing.TB, s spec, typ arrow.DataType) arrow.Array {
 		}
 		typ = elem
 		if len(s.shape) > 1 {
-			tt, err := dlpack.NewFixedShapeTensorType(elem, s.shape[1:], nil, nil)
+			tt, err := tensor.NewFixedShapeType(elem, s.shape[1:], nil, nil)
 			must(t, err)
 			typ = tt
 		}
@@ -223,7 +224,7 @@ func consumerCases() []consCase {
 		consCase{name: "tensor-permuted", shape: []int64{6, 3, 4, 2}, strid: []int64{24, 4, 1, 12},
 			arr: func(t *testing.T) arrow.Array {
 				i := arrow.PrimitiveTypes.Int64
-				tt, err := dlpack.NewFixedShapeTensorType(i, []int64{2, 3, 4}, perm, nil)
+				tt, err := tensor.NewFixedShapeType(i, []int64{2, 3, 4}, perm, nil)
 				must(t, err)
 				return fromBytes(t, tt, 6, valueBytes(dtypeFor(t, i), 0, 144))
 			},

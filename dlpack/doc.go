@@ -4,9 +4,9 @@
 // device, zero-copy wherever the layouts allow.
 //
 // It owns the Go mirrors of dlpack.h's structs and constants (layouts
-// asserted against the C compiler's in layout_test.go), Export and Import,
-// and an implementation of Arrow's canonical arrow.fixed_shape_tensor
-// extension type, which arrow-go lacks.
+// asserted against the C compiler's in layout_test.go), Export and Import.
+// N-D tensors are Arrow's canonical arrow.fixed_shape_tensor extension type
+// (package tensor; any registered implementation is read).
 //
 // # Types
 //
@@ -27,8 +27,13 @@
 //	strings, binary, lists, maps, structs, unions, dictionaries, decimals, temporal
 //	types, other extensions: refused (cdevice.ErrUnsupported)
 //
-// T is one of the fixed-width types above. A fixed shape tensor's
-// dim_names are kept on the Arrow type only: DLPack has no dimension names.
+// T is one of the fixed-width types above; fixed_size_lists and fixed
+// shape tensors nest in each other (a list of tensors, a tensor of lists).
+// A fixed shape tensor's dim_names are kept on the Arrow type only: DLPack
+// has no dimension names. arrow.bool8 is recognized by its name and int8
+// storage, whichever package implements it; Import makes the one
+// registered with arrow-go (arrow-go's arrow/extensions registers one when
+// a program imports it), else an unregistered one of this module.
 // On import, dtypes without an Arrow type (bfloat16, complex, float8/6/4,
 // opaque handles, vector lanes) and 0-dimensional tensors are refused.
 //

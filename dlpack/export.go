@@ -3,7 +3,6 @@ package dlpack
 import (
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"math"
 	"runtime"
@@ -20,6 +19,7 @@ import (
 	"github.com/purearrow/cdevice/abi"
 	"github.com/purearrow/cdevice/device"
 	"github.com/purearrow/cdevice/internal/ffi"
+	"github.com/purearrow/cdevice/internal/ndarray"
 )
 
 // An ExportOption changes what Export and ExportLegacy do.
@@ -51,17 +51,21 @@ const NoSync = ^uintptr(0)
 // the work that wrote the array (the array's ready event):
 //
 //   - CPU arrays have no event; the stream is ignored.
-//   - If the array's device accepts s as a stream of its own, s waits on the
-//     event without blocking the host. The device.Device interface has no way
-//     to wrap a foreign stream handle yet, so today's backends (CUDA, HIP,
-//     OpenCL) refuse it, and Export waits for the event on the host instead:
-//     correct for any consumer stream, at the cost of blocking the caller.
-//     An OpenCL cl_event cannot enter the wait list of a queue of another
-//     context anyway, so host waiting is what OpenCL consumers get.
+//   - On a device that takes foreign streams (device.ForeignStreams: the
+//     CUDA, HIP and OpenCL backends), s waits for the event on the device
+//     (cudaStreamWaitEvent, clEnqueueBarrierWithWaitList) without blocking
+//     the host. An OpenCL queue of another context cannot have our
+//     cl_event in its wait list: the host waits for it instead.
+//   - On other devices, and for s == 0, Export waits for the event on the
+//     host: correct for any consumer stream, at the cost of blocking the
+//     caller.
 //   - Arrays from cdevice.CopyToDevice are complete when it returns, and
 //     imported arrays were waited for at import: their event (if any) has
-//     already completed and the wait returns at once.
+//     already completed and the wait costs little.
 //   - NoSync skips all of this.
+//
+// A stream handle that is not one of the device's runtime is the caller's
+// error: the runtime may refuse it (Export fails) or crash.
 func WithConsumerStream(s uintptr) ExportOption {
 	return func(c *exportConfig) { c.stream, c.hasStream = s, true }
 }
@@ -184,38 +188,6 @@ func ExportLegacy(a *cdevice.DeviceArray, opts ...ExportOption) (*ManagedTensor,
 	return (*ManagedTensor)(p), nil
 }
 
-// placement is where a's values are: the node with the values buffer and
-// the element index of the tensor's first element in it.
-type placement struct {
-	chain []*cdevice.DeviceArray // root to leaf
-	leaf  *cdevice.DeviceArray
-	base  int64
-}
-
-func place(a *cdevice.DeviceArray, l *tensorLayout) (placement, error) {
-	p := placement{chain: []*cdevice.DeviceArray{a}, leaf: a, base: a.Offset}
-	if a.Length < 0 || a.Offset < 0 {
-		return p, invalidf("DeviceArray length %d, offset %d", a.Length, a.Offset)
-	}
-	for i := 0; i < l.levels; i++ {
-		if len(p.leaf.Children) != 1 || p.leaf.Children[0] == nil {
-			return p, invalidf("%s node has %d children, want 1", l.chain[i], len(p.leaf.Children))
-		}
-		c := p.leaf.Children[0]
-		var ok bool
-		if p.base, ok = mulNonNeg(p.base, l.sizes[i]); !ok || c.Offset < 0 || p.base > math.MaxInt64-c.Offset {
-			return p, invalidf("offsets overflow")
-		}
-		p.base += c.Offset
-		p.leaf = c
-		p.chain = append(p.chain, c)
-	}
-	if len(p.leaf.Buffers) != 2 {
-		return p, invalidf("%s node has %d buffers, want 2", l.elem, len(p.leaf.Buffers))
-	}
-	return p, nil
-}
-
 func export(a *cdevice.DeviceArray, versioned bool, opts []ExportOption) (unsafe.Pointer, error) {
 	var cfg exportConfig
 	for _, o := range opts {
@@ -228,15 +200,19 @@ func export(a *cdevice.DeviceArray, versioned bool, opts []ExportOption) (unsafe
 	if err != nil {
 		return nil, err
 	}
-	pl, err := place(a, l)
+	nodes, err := l.Place(a)
 	if err != nil {
 		return nil, err
 	}
-	numel, ok := mulNonNeg(a.Length, l.row)
-	if !ok {
-		return nil, invalidf("%d rows of %d elements overflow", a.Length, l.row)
+	leaf := nodes[len(nodes)-1]
+	if len(leaf.Buffers) != 2 {
+		return nil, invalidf("%s node has %d buffers, want 2", l.Elem, len(leaf.Buffers))
 	}
-	nulls, err := anyNulls(pl.chain)
+	numel, ok := l.Elements(a.Length)
+	if !ok {
+		return nil, invalidf("%d rows of %d elements overflow", a.Length, l.Row)
+	}
+	nulls, err := anyNulls(nodes)
 	if err != nil {
 		return nil, err
 	}
@@ -253,11 +229,11 @@ func export(a *cdevice.DeviceArray, versioned bool, opts []ExportOption) (unsafe
 		data, flags = src.Buffers[1].Ptr, FlagIsCopied
 	} else {
 		isz := itemSize(l.dtype)
-		if b := pl.leaf.Buffers[1]; numel > 0 && (b.Ptr == 0 || b.Size >= 0 && (pl.base+numel)*isz > b.Size) {
-			return nil, invalidf("values buffer %#x of %d bytes does not hold elements [%d, %d)", uintptr(b.Ptr), b.Size, pl.base, pl.base+numel)
+		if b := leaf.Buffers[1]; numel > 0 && (b.Ptr == 0 || b.Size >= 0 && (leaf.Start+numel)*isz > b.Size) {
+			return nil, invalidf("values buffer %#x of %d bytes does not hold elements [%d, %d)", uintptr(b.Ptr), b.Size, leaf.Start, leaf.Start+numel)
 		}
 		if numel > 0 {
-			data, byteOffset = pl.leaf.Buffers[1].Ptr, uint64(pl.base*isz)
+			data, byteOffset = leaf.Buffers[1].Ptr, uint64(leaf.Start*isz)
 		}
 		if _, ro := readOnly.Load(a); ro || !cfg.writable {
 			flags = FlagReadOnly
@@ -273,7 +249,7 @@ func export(a *cdevice.DeviceArray, versioned bool, opts []ExportOption) (unsafe
 		return nil, err
 	}
 
-	ndim := 1 + len(l.inner)
+	ndim := 1 + len(l.Logical)
 	hdr := unsafe.Sizeof(ManagedTensor{})
 	if versioned {
 		hdr = unsafe.Sizeof(ManagedTensorVersioned{})
@@ -286,8 +262,8 @@ func export(a *cdevice.DeviceArray, versioned bool, opts []ExportOption) (unsafe
 	}
 	shape := unsafe.Slice((*int64)(unsafe.Add(block, hdr)), ndim)
 	strides := unsafe.Slice((*int64)(unsafe.Add(block, hdr+8*uintptr(ndim))), ndim)
-	copy(shape, l.shapeFor(a.Length))
-	copy(strides, l.stridesFor())
+	copy(shape, l.Shape(a.Length))
+	copy(strides, l.Strides(1))
 	h := ffi.NewHandle(&exported{arr: src, block: block})
 	t := Tensor{
 		Data: uintptr(data), Device: dev, Ndim: int32(ndim), Dtype: l.dtype,
@@ -327,7 +303,7 @@ func dlDevice(a *cdevice.DeviceArray) (Device, error) {
 // anyNulls reports whether a node of the chain may hold a null: a positive
 // null count, or an unknown one (-1) whose bitmap has a zero bit. A node's
 // nulls count even where they lie outside the slice the tensor covers.
-func anyNulls(chain []*cdevice.DeviceArray) (bool, error) {
+func anyNulls(chain []ndarray.Node) (bool, error) {
 	for _, n := range chain {
 		if n.NullCount == 0 || n.Length == 0 || len(n.Buffers) == 0 || n.Buffers[0].Ptr == 0 {
 			continue
@@ -335,7 +311,7 @@ func anyNulls(chain []*cdevice.DeviceArray) (bool, error) {
 		if n.NullCount > 0 || n.Device == nil {
 			return true, nil
 		}
-		k, err := countNulls(n)
+		k, err := countNulls(n.DeviceArray)
 		if err != nil || k > 0 {
 			return true, err
 		}
@@ -395,7 +371,7 @@ func denseCopy(a *cdevice.DeviceArray, l *tensorLayout, numel int64, fill *float
 	var fb []byte
 	if fill != nil {
 		var err error
-		if fb, err = fillBytes(l.elem, *fill); err != nil {
+		if fb, err = fillBytes(l.Elem, *fill); err != nil {
 			return nil, err
 		}
 	}
@@ -410,7 +386,7 @@ func denseCopy(a *cdevice.DeviceArray, l *tensorLayout, numel int64, fill *float
 	if f.pos != int64(len(f.out)) {
 		return nil, invalidf("copied %d bytes of %d", f.pos, len(f.out))
 	}
-	carrier := storageOf(l.elem)
+	carrier := storageOf(l.Elem)
 	if l.bits {
 		carrier = arrow.PrimitiveTypes.Uint8
 	}
@@ -537,44 +513,18 @@ func (f *flattener) walk(d arrow.ArrayData, start, count int64, null bool) {
 	}
 }
 
-// foreignStream stands for a consumer's stream handle.
-type foreignStream uintptr
-
-func (s foreignStream) Handle() uintptr { return uintptr(s) }
-func (foreignStream) Synchronize() error {
-	return errors.New("dlpack: a consumer's stream is not synchronized by the producer")
-}
-func (foreignStream) Close() error { return nil }
-
 // waitConsumer makes work on stream s come after a's ready event (see
 // WithConsumerStream).
 func waitConsumer(a *cdevice.DeviceArray, s uintptr) error {
-	if a.DeviceType == abi.DeviceCPU {
+	ev := a.SyncEvent()
+	if a.DeviceType == abi.DeviceCPU || ev == 0 {
 		return nil
-	}
-	ev, err := readyEvent(a)
-	if err != nil || ev == 0 {
-		return err
 	}
 	if a.Device == nil {
 		return fmt.Errorf("%w: dlpack: cannot wait for the ready event of a %s array", cdevice.ErrNotReadable, a.DeviceType)
 	}
-	if s != 0 && a.Device.WaitSyncEvent(ev, foreignStream(s)) == nil {
-		return nil
+	if fs, ok := a.Device.(device.ForeignStreams); ok && s != 0 {
+		return fs.MakeStreamWait(s, ev)
 	}
 	return a.Device.WaitSyncEvent(ev, nil)
-}
-
-// readyEvent is the sync_event that an ArrowDeviceArray export of a would
-// carry (the event recorded after the copies that wrote it), or 0. It stays
-// valid while a is retained.
-func readyEvent(a *cdevice.DeviceArray) (uintptr, error) {
-	tmp := cdevice.New[abi.DeviceArray]()
-	defer cdevice.Free(tmp)
-	if err := a.Export(tmp, nil); err != nil {
-		return 0, err
-	}
-	ev := tmp.SyncEvent
-	ffi.Call1(tmp.Array.Release, uintptr(unsafe.Pointer(&tmp.Array)))
-	return ev, nil
 }

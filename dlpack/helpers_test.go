@@ -13,7 +13,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
-	"github.com/apache/arrow-go/v18/arrow/extensions"
 	"github.com/apache/arrow-go/v18/arrow/float16"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/purearrow/cdevice"
@@ -23,6 +22,8 @@ import (
 	"github.com/purearrow/cdevice/dlpack"
 	"github.com/purearrow/cdevice/internal/ctest"
 	"github.com/purearrow/cdevice/internal/ffi"
+	"github.com/purearrow/cdevice/internal/ndarray"
+	"github.com/purearrow/cdevice/tensor"
 )
 
 func must(t testing.TB, err error) {
@@ -284,7 +285,7 @@ func fromBytes(t testing.TB, dt arrow.DataType, rows int, elems []byte) arrow.Ar
 	for cur := dt; ; {
 		chain = append(chain, cur)
 		st := cur
-		if e, ok := cur.(arrow.ExtensionType); ok && e.ExtensionName() == dlpack.FixedShapeTensorName {
+		if e, ok := cur.(arrow.ExtensionType); ok && e.ExtensionName() == tensor.ExtensionName {
 			st = e.StorageType()
 		}
 		fsl, ok := st.(*arrow.FixedSizeListType)
@@ -321,7 +322,7 @@ func fromBytes(t testing.TB, dt arrow.DataType, rows int, elems []byte) arrow.Ar
 	return a
 }
 
-var bool8 = extensions.NewBool8Type()
+var bool8 = ndarray.Bool8()
 
 var cpuDev = device.CPU
 

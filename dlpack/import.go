@@ -9,12 +9,12 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/purearrow/cdevice"
 	"github.com/purearrow/cdevice/abi"
 	"github.com/purearrow/cdevice/device"
 	"github.com/purearrow/cdevice/internal/ffi"
+	"github.com/purearrow/cdevice/internal/ndarray"
 )
 
 // An ImportOption changes what Import and ImportLegacy do.
@@ -43,7 +43,7 @@ func AllowCopy() ImportOption {
 //     bool tensor, which packs the bytes into bits (always a copy);
 //   - fixed_size_list<leaf, n> (2-D [rows, n]), nested fixed_size_lists
 //     for more dimensions;
-//   - a FixedShapeTensorType (any implementation of arrow.fixed_shape_tensor)
+//   - a tensor.FixedShapeType (or any implementation of arrow.fixed_shape_tensor)
 //     whose logical shape is the tensor's shape after the first dimension.
 //     With a permutation, a tensor whose strides are that permutation of a
 //     row-major layout (what Export makes of such an array) is wrapped
@@ -78,7 +78,7 @@ func (o *owned) release() {
 // fails or makes a copy. t must not be used after Import.
 //
 // A 1-D tensor becomes an array of its dtype's Arrow type, an N-D one a
-// FixedShapeTensorType array of N-1 dimensions (rows along the first);
+// tensor.FixedShapeType array of N-1 dimensions (rows along the first);
 // WithType asks for another type. The array wraps the tensor's memory
 // (zero-copy) when the tensor is row-major for that type, with
 // byte_offset a multiple of the element size: byte_offset becomes the
@@ -141,7 +141,7 @@ func describe(t *Tensor) (*tensorDesc, error) {
 	switch {
 	case t.Ndim == 0:
 		return nil, unsupportedf("a 0-dimensional tensor has no Arrow array form")
-	case t.Ndim < 0 || t.Ndim > maxDims:
+	case t.Ndim < 0 || t.Ndim > ndarray.MaxDims:
 		return nil, invalidf("ndim %d", t.Ndim)
 	case t.Shape == 0:
 		return nil, invalidf("NULL shape for ndim %d", t.Ndim)
@@ -158,14 +158,11 @@ func describe(t *Tensor) (*tensorDesc, error) {
 		return nil, unsupportedf("dtype %s is not whole bytes", d.dtype)
 	}
 	d.isz = itemSize(d.dtype)
-	d.numel = 1
-	for _, n := range d.shape {
-		var ok bool
-		if d.numel, ok = mulNonNeg(d.numel, n); n < 0 || !ok {
-			return nil, invalidf("shape %v", d.shape)
-		}
+	var ok bool
+	if d.numel, ok = ndarray.Product(d.shape); !ok {
+		return nil, invalidf("shape %v", d.shape)
 	}
-	if _, ok := mulNonNeg(d.numel, d.isz); !ok {
+	if _, ok := ndarray.MulNonNeg(d.numel, d.isz); !ok {
 		return nil, invalidf("shape %v: too many elements", d.shape)
 	}
 	if d.data == 0 && d.numel > 0 {
@@ -196,32 +193,7 @@ func (d *tensorDesc) actualStrides() []int64 {
 	if d.strides != nil {
 		return d.strides
 	}
-	return rowMajor(d.shape)
-}
-
-func rowMajor(shape []int64) []int64 {
-	s := make([]int64, len(shape))
-	n := int64(1)
-	for k := len(shape) - 1; k >= 0; k-- {
-		s[k] = n
-		n *= max(shape[k], 1)
-	}
-	return s
-}
-
-// stridesMatch: every dimension longer than 1 has the wanted stride (an
-// empty tensor matches anything).
-func (d *tensorDesc) stridesMatch(want []int64) bool {
-	if d.numel == 0 {
-		return true
-	}
-	s := d.actualStrides()
-	for k, n := range d.shape {
-		if n > 1 && s[k] != want[k] {
-			return false
-		}
-	}
-	return true
+	return ndarray.RowMajor(d.shape, 1)
 }
 
 func importTensor(t Tensor, flags uint64, o *owned, opts []ImportOption) (*cdevice.DeviceArray, error) {
@@ -252,14 +224,14 @@ func importOwned(t *Tensor, flags uint64, o *owned, cfg importConfig) (*cdevice.
 	if err != nil {
 		return nil, err
 	}
-	if !slices.Equal(l.inner, d.shape[1:]) {
-		return nil, invalidf("type %s has rows of shape %v, the tensor %v", typ, l.inner, d.shape[1:])
+	if inner := l.RowShape(); !slices.Equal(inner, d.shape[1:]) {
+		return nil, invalidf("type %s has rows of shape %v, the tensor %v", typ, inner, d.shape[1:])
 	}
 	if l.dtype != d.dtype {
 		return nil, invalidf("type %s has elements of dtype %s, the tensor %s", typ, l.dtype, d.dtype)
 	}
-	want := l.stridesFor()
-	zeroCopy := !l.bits && d.stridesMatch(want) && d.byteOffset%d.isz == 0
+	want := l.Strides(1)
+	zeroCopy := !l.bits && ndarray.Matches(d.shape, d.actualStrides(), want) && d.byteOffset%d.isz == 0
 	switch {
 	case zeroCopy:
 		return wrap(d, l, flags&FlagReadOnly != 0, o), nil
@@ -277,22 +249,12 @@ func importOwned(t *Tensor, flags uint64, o *owned, cfg importConfig) (*cdevice.
 
 // wrap makes the DeviceArray tree over the tensor's memory.
 func wrap(d *tensorDesc, l *tensorLayout, readOnlyMem bool, o *owned) *cdevice.DeviceArray {
-	lens := make([]int64, l.levels+1)
-	lens[0] = d.shape[0]
-	for i := 0; i < l.levels; i++ {
-		lens[i+1] = lens[i] * l.sizes[i]
-	}
-	leaf := &cdevice.DeviceArray{Type: l.chain[l.levels], Length: d.numel,
-		Buffers: []cdevice.DeviceBuffer{{}, {}}, DeviceType: d.devType, DeviceID: d.devID, Device: d.dev}
+	leaf := cdevice.DeviceArray{Buffers: []cdevice.DeviceBuffer{{}, {}}, DeviceType: d.devType, DeviceID: d.devID, Device: d.dev}
 	if d.numel > 0 {
 		leaf.Offset = d.byteOffset / d.isz
 		leaf.Buffers[1] = cdevice.DeviceBuffer{Ptr: d.data, Size: d.byteOffset + d.numel*d.isz}
 	}
-	node := leaf
-	for i := l.levels - 1; i >= 0; i-- {
-		node = &cdevice.DeviceArray{Type: l.chain[i], Length: lens[i], Buffers: []cdevice.DeviceBuffer{{}},
-			Children: []*cdevice.DeviceArray{node}, DeviceType: d.devType, DeviceID: d.devID, Device: d.dev}
-	}
+	node := l.Tree(d.shape[0], leaf)
 	var root *cdevice.DeviceArray
 	release := o.release
 	if readOnlyMem {
@@ -318,41 +280,24 @@ func copyTensor(d *tensorDesc, l *tensorLayout, want []int64) (*cdevice.DeviceAr
 	out := make([]byte, d.numel*d.isz)
 	if d.numel > 0 {
 		s := d.actualStrides()
-		var lo, hi int64 // the span of element offsets the tensor touches
-		for k, n := range d.shape {
-			ext := (n - 1) * s[k]
-			if n > 1 && ext/(n-1) != s[k] {
-				return nil, invalidf("strides %v overflow", s)
-			}
-			lo, hi = lo+min(ext, 0), hi+max(ext, 0)
-		}
+		lo, hi, ok := ndarray.Span(d.shape, s) // in elements
 		start := d.byteOffset + lo*d.isz
-		if start < 0 || hi-lo >= math.MaxInt/d.isz {
+		if !ok || start < 0 || hi-lo >= math.MaxInt/d.isz {
 			return nil, invalidf("strides %v with byte_offset %d reach outside the buffer", s, d.byteOffset)
 		}
 		src := make([]byte, (hi-lo+1)*d.isz)
 		if err := toHost(d.dev, src, d.data, start); err != nil {
 			return nil, err
 		}
-		gather(out, src, d.shape, s, want, -lo, d.isz)
+		ndarray.Copy(out, src, d.shape, scaled(want, d.isz), scaled(s, d.isz), -lo*d.isz, d.isz)
 	}
 	if l.bits {
-		packed := make([]byte, bitutil.BytesForBits(d.numel))
-		for i, b := range out {
-			if b != 0 {
-				bitutil.SetBit(packed, i)
-			}
-		}
-		out = packed
+		out, _ = ndarray.PackBits(out)
 	}
-	lens := make([]int64, l.levels+1)
-	lens[0] = d.shape[0]
-	for i := 0; i < l.levels; i++ {
-		lens[i+1] = lens[i] * l.sizes[i]
-	}
-	data := array.NewData(l.chain[l.levels], int(d.numel), []*memory.Buffer{nil, memory.NewBufferBytes(out)}, nil, 0, 0)
-	for i := l.levels - 1; i >= 0; i-- {
-		parent := array.NewData(l.chain[i], int(lens[i]), []*memory.Buffer{nil}, []arrow.ArrayData{data}, 0, 0)
+	lens, chain := l.Lengths(d.shape[0]), l.Chain()
+	data := array.NewData(l.Elem, int(d.numel), []*memory.Buffer{nil, memory.NewBufferBytes(out)}, nil, 0, 0)
+	for i := len(l.Levels) - 1; i >= 0; i-- {
+		parent := array.NewData(chain[i], int(lens[i]), []*memory.Buffer{nil}, []arrow.ArrayData{data}, 0, 0)
 		data.Release()
 		data = parent
 	}
@@ -362,28 +307,11 @@ func copyTensor(d *tensorDesc, l *tensorLayout, want []int64) (*cdevice.DeviceAr
 	return cdevice.CopyToDevice(context.Background(), arr, d.dev)
 }
 
-// gather copies every element of a tensor of shape from src (element at
-// offset base+Σ m[k]·from[k]) to dst (at Σ m[k]·to[k]), isz bytes each.
-func gather(dst, src []byte, shape, from, to []int64, base, isz int64) {
-	idx := make([]int64, len(shape))
-	so, do := base, int64(0)
-	last := len(shape) - 1
-	for {
-		copy(dst[do*isz:(do+1)*isz], src[so*isz:(so+1)*isz])
-		k := last
-		for ; k >= 0; k-- {
-			idx[k]++
-			so += from[k]
-			do += to[k]
-			if idx[k] < shape[k] {
-				break
-			}
-			so -= from[k] * shape[k]
-			do -= to[k] * shape[k]
-			idx[k] = 0
-		}
-		if k < 0 {
-			return
-		}
+// scaled is strides in elements as strides in bytes.
+func scaled(strides []int64, isz int64) []int64 {
+	b := make([]int64, len(strides))
+	for k, s := range strides {
+		b[k] = s * isz
 	}
+	return b
 }

@@ -2,111 +2,31 @@ package dlpack
 
 import (
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/extensions"
+	"github.com/purearrow/cdevice/internal/ndarray"
+	"github.com/purearrow/cdevice/tensor"
 )
 
-// maxDims bounds the dimensions of the tensors this package makes or takes.
-const maxDims = 64
-
-// A tensorLayout is how arrays of an Arrow type are a tensor: rows along
-// the first dimension, each row the same shape, elements of one dtype.
+// A tensorLayout is how arrays of an Arrow type are a tensor (see
+// ndarray.Layout), with the DLPack dtype of its elements.
 type tensorLayout struct {
-	typ   arrow.DataType // the whole type
-	elem  arrow.DataType // the leaf type: a fixed-width primitive, Boolean or bool8
+	*ndarray.Layout
 	dtype DataType
-	bits  bool // elem is Boolean: bit-packed, so a tensor of it is a copy
-	// inner is the logical shape after the row dimension and strides its
-	// strides (in elements); phys is the physical (row-major) shape.
-	inner, strides, phys []int64
-	row                  int64 // elements per row: the product of phys
-	levels               int   // fixed_size_list levels between root and leaf
-	// chain holds the types of the array tree's nodes from the root down to
-	// the leaf (levels+1 of them), sizes the list size of each level.
-	chain []arrow.DataType
-	sizes []int64
+	bits  bool // the leaf is Boolean: bit-packed, so a tensor of it is a copy
 }
 
 // layoutOf finds the tensor layout of dt, or says why dt is not a tensor.
 func layoutOf(dt arrow.DataType) (*tensorLayout, error) {
-	if dt == nil {
-		return nil, invalidf("nil type")
+	nl, err := ndarray.LayoutOf(dt)
+	if err != nil {
+		return nil, err
 	}
-	l := &tensorLayout{typ: dt}
-	var perm []int64
-	cur, tensor := dt, false
-	for {
-		if l.levels >= maxDims {
-			return nil, unsupportedf("type %s: more than %d dimensions", dt, maxDims)
-		}
-		if ext, ok := cur.(arrow.ExtensionType); ok && ext.ExtensionName() == FixedShapeTensorName {
-			if l.levels > 0 {
-				return nil, unsupportedf("type %s: a %s inside a fixed_size_list", dt, FixedShapeTensorName)
-			}
-			md, err := parseTensorMetadata(ext.Serialize())
-			if err != nil {
-				return nil, err
-			}
-			fsl, ok := ext.StorageType().(*arrow.FixedSizeListType)
-			if !ok {
-				return nil, invalidf("type %s: storage is not a fixed_size_list", dt)
-			}
-			check, err := NewFixedShapeTensorType(fsl.Elem(), md.Shape, md.Permutation, nil)
-			if err != nil {
-				return nil, err
-			}
-			if check.Storage.(*arrow.FixedSizeListType).Len() != fsl.Len() {
-				return nil, invalidf("type %s: list size %d is not the product of shape %v", dt, fsl.Len(), md.Shape)
-			}
-			l.phys, perm, tensor = append(l.phys, md.Shape...), check.perm, true
-			l.chain, l.sizes = append(l.chain, cur), append(l.sizes, int64(fsl.Len()))
-			l.levels++
-			cur = fsl.Elem()
-			continue
-		}
-		if fsl, ok := cur.(*arrow.FixedSizeListType); ok {
-			if tensor {
-				return nil, unsupportedf("type %s: the tensor's value type is a list", dt)
-			}
-			l.phys = append(l.phys, int64(fsl.Len()))
-			l.chain, l.sizes = append(l.chain, cur), append(l.sizes, int64(fsl.Len()))
-			l.levels++
-			cur = fsl.Elem()
-			continue
-		}
-		break
-	}
-	if len(l.phys)+1 > maxDims {
-		return nil, unsupportedf("type %s: more than %d dimensions", dt, maxDims)
-	}
+	l := &tensorLayout{Layout: nl, bits: nl.Elem.ID() == arrow.BOOL}
 	var ok bool
-	if l.dtype, ok = dtypeOf(cur); !ok {
-		return nil, unsupportedf("type %s: %s", dt, whyNotTensor(cur))
-	}
-	l.elem, l.bits = cur, cur.ID() == arrow.BOOL
-	l.chain = append(l.chain, cur)
-	// Physical row-major strides, then the logical view of them.
-	ps := make([]int64, len(l.phys))
-	l.row = 1
-	for k := len(l.phys) - 1; k >= 0; k-- {
-		ps[k] = l.row
-		if l.row, ok = mulNonNeg(l.row, l.phys[k]); !ok {
-			return nil, unsupportedf("type %s: too many elements per row", dt)
-		}
-	}
-	l.inner, l.strides = l.phys, ps
-	if perm != nil {
-		l.inner, l.strides = make([]int64, len(perm)), make([]int64, len(perm))
-		for i, p := range perm {
-			l.inner[i], l.strides[i] = l.phys[p], ps[p]
-		}
+	if l.dtype, ok = dtypeOf(nl.Elem); !ok {
+		return nil, unsupportedf("type %s: %s", dt, whyNotTensor(nl.Elem))
 	}
 	return l, nil
 }
-
-// shapeFor is the tensor shape of n rows; stridesFor its strides.
-func (l *tensorLayout) shapeFor(n int64) []int64 { return append([]int64{n}, l.inner...) }
-
-func (l *tensorLayout) stridesFor() []int64 { return append([]int64{l.row}, l.strides...) }
 
 // dtypeOf is the DLPack dtype of an Arrow leaf type.
 func dtypeOf(dt arrow.DataType) (DataType, bool) {
@@ -120,7 +40,7 @@ func dtypeOf(dt arrow.DataType) (DataType, bool) {
 	case arrow.BOOL:
 		return DataType{Code: CodeBool, Bits: 8, Lanes: 1}, true
 	case arrow.EXTENSION:
-		if dt.(arrow.ExtensionType).ExtensionName() == "arrow.bool8" {
+		if ndarray.IsBool8(dt) {
 			return DataType{Code: CodeBool, Bits: 8, Lanes: 1}, true
 		}
 	}
@@ -130,7 +50,7 @@ func dtypeOf(dt arrow.DataType) (DataType, bool) {
 func whyNotTensor(dt arrow.DataType) string {
 	switch dt.ID() {
 	case arrow.LIST, arrow.LARGE_LIST, arrow.LIST_VIEW, arrow.LARGE_LIST_VIEW, arrow.MAP:
-		return "variable-length lists are not tensors (fixed_size_list and " + FixedShapeTensorName + " are)"
+		return "variable-length lists are not tensors (fixed_size_list and " + tensor.ExtensionName + " are)"
 	case arrow.STRING, arrow.LARGE_STRING, arrow.STRING_VIEW, arrow.BINARY, arrow.LARGE_BINARY, arrow.BINARY_VIEW:
 		return "variable-length values have no DLPack dtype"
 	case arrow.STRUCT, arrow.SPARSE_UNION, arrow.DENSE_UNION, arrow.RUN_END_ENCODED:
@@ -142,8 +62,6 @@ func whyNotTensor(dt arrow.DataType) string {
 	}
 	return dt.String() + " has no DLPack dtype (fixed-width integers, floats and booleans have)"
 }
-
-var bool8Type = extensions.NewBool8Type()
 
 // elemOf is the default Arrow leaf type of a DLPack dtype.
 func elemOf(d DataType) (arrow.DataType, error) {
@@ -163,7 +81,7 @@ func elemOf(d DataType) (arrow.DataType, error) {
 			64: arrow.PrimitiveTypes.Float64}[d.Bits]
 	case CodeBool:
 		if d.Bits == 8 {
-			t = bool8Type
+			t = ndarray.Bool8()
 		}
 	}
 	if t == nil {
@@ -183,5 +101,9 @@ func defaultType(d DataType, inner []int64) (arrow.DataType, error) {
 	if err != nil || len(inner) == 0 {
 		return elem, err
 	}
-	return NewFixedShapeTensorType(elem, inner, nil, nil)
+	tt, err := tensor.NewFixedShapeType(elem, inner, nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	return tt, nil
 }

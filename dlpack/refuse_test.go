@@ -1,13 +1,13 @@
 package dlpack_test
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
-	"github.com/apache/arrow-go/v18/arrow/extensions"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/purearrow/cdevice"
 	"github.com/purearrow/cdevice/abi"
@@ -24,6 +24,21 @@ func buildJSON(t *testing.T, dt arrow.DataType, js string) arrow.Array {
 	return a
 }
 
+// otherExtension is an extension type that is not a tensor.
+type otherExtension struct{ arrow.ExtensionBase }
+
+func (*otherExtension) ExtensionName() string { return "example.other" }
+func (*otherExtension) Serialize() string     { return "" }
+func (*otherExtension) ArrayType() reflect.Type {
+	return reflect.TypeOf(otherArray{})
+}
+func (o *otherExtension) Deserialize(arrow.DataType, string) (arrow.ExtensionType, error) {
+	return o, nil
+}
+func (o *otherExtension) ExtensionEquals(x arrow.ExtensionType) bool {
+	return x.ExtensionName() == o.ExtensionName()
+}
+
 // TestExportRefusals: every Arrow type that is not a tensor, and arrays with
 // nulls, are refused with an error saying why; nothing is left behind.
 func TestExportRefusals(t *testing.T) {
@@ -36,11 +51,9 @@ func TestExportRefusals(t *testing.T) {
 		t.Cleanup(a.Release)
 		return a
 	}
-	uuid := func(t *testing.T) arrow.Array {
-		b := extensions.NewUUIDBuilder(memory.DefaultAllocator)
-		defer b.Release()
-		b.AppendNull()
-		a := b.NewArray()
+	other := func(t *testing.T) arrow.Array {
+		st := buildJSON(t, arrow.BinaryTypes.String, `["a", null]`)
+		a := array.NewExtensionArrayWithStorage(&otherExtension{arrow.ExtensionBase{Storage: arrow.BinaryTypes.String}}, st)
 		t.Cleanup(a.Release)
 		return a
 	}
@@ -79,7 +92,7 @@ func TestExportRefusals(t *testing.T) {
 			t.Cleanup(a.Release)
 			return a
 		}, cdevice.ErrUnsupported},
-		{"uuid-extension", uuid, cdevice.ErrUnsupported},
+		{"other-extension", other, cdevice.ErrUnsupported},
 		{"null-type", func(t *testing.T) arrow.Array { return buildJSON(t, arrow.Null, `[null]`) }, cdevice.ErrUnsupported},
 		{"nulls", func(t *testing.T) arrow.Array { return buildJSON(t, arrow.PrimitiveTypes.Int32, `[1,null,3]`) }, dlpack.ErrNulls},
 		{"null-list", func(t *testing.T) arrow.Array {
@@ -227,3 +240,5 @@ func TestImportRefusals(t *testing.T) {
 		wantIs(t, err, cdevice.ErrInvalid)
 	})
 }
+
+type otherArray struct{ array.ExtensionArrayBase }

@@ -10,6 +10,7 @@ import (
 	"github.com/purearrow/cdevice"
 	"github.com/purearrow/cdevice/abi"
 	"github.com/purearrow/cdevice/dlpack"
+	"github.com/purearrow/cdevice/tensor"
 )
 
 // leafOf is the node holding the values buffer.
@@ -148,7 +149,7 @@ func TestRoundTripFixedSizeList(t *testing.T) {
 				w := want{shape: []int64{44, 4}, strides: []int64{4, 1}, dtype: d, flags: dlpack.FlagReadOnly}
 				t.Run("as-list", func(t *testing.T) { roundTrip(t, da, versioned, w, a, nil, dlpack.WithType(fsl)) })
 				t.Run("default", func(t *testing.T) {
-					tt, err := dlpack.NewFixedShapeTensorType(f32, []int64{4}, nil, nil)
+					tt, err := tensor.NewFixedShapeType(f32, []int64{4}, nil, nil)
 					must(t, err)
 					ext := array.NewExtensionArrayWithStorage(tt, a)
 					defer ext.Release()
@@ -208,7 +209,7 @@ func TestRoundTripFixedShapeTensor(t *testing.T) {
 				const rows = 10
 				elems := valueBytes(d, 11, rows*24)
 
-				plain, err := dlpack.NewFixedShapeTensorType(f64, []int64{2, 3, 4}, nil, nil)
+				plain, err := tensor.NewFixedShapeType(f64, []int64{2, 3, 4}, nil, nil)
 				must(t, err)
 				a := slice(t, fromBytes(t, plain, rows, elems), 2, 9)
 				w := want{shape: []int64{7, 2, 3, 4}, strides: []int64{24, 12, 4, 1}, dtype: d, flags: dlpack.FlagReadOnly}
@@ -216,7 +217,7 @@ func TestRoundTripFixedShapeTensor(t *testing.T) {
 
 				// Physical [2,3,4], logical dimension i is physical perm[i].
 				perm := []int64{2, 0, 1}
-				pt, err := dlpack.NewFixedShapeTensorType(f64, []int64{2, 3, 4}, perm, []string{"C", "H", "W"})
+				pt, err := tensor.NewFixedShapeType(f64, []int64{2, 3, 4}, perm, []string{"C", "H", "W"})
 				must(t, err)
 				if got := pt.LogicalShape(); !slices.Equal(got, []int64{4, 2, 3}) {
 					t.Fatalf("logical shape %v", got)
@@ -226,7 +227,7 @@ func TestRoundTripFixedShapeTensor(t *testing.T) {
 				wp := want{shape: []int64{rows, 4, 2, 3}, strides: []int64{24, 1, 12, 4}, dtype: d, flags: dlpack.FlagReadOnly}
 				t.Run("permuted/as-type", func(t *testing.T) { roundTrip(t, dp, versioned, wp, p, nil, dlpack.WithType(pt)) })
 				t.Run("permuted/copy", func(t *testing.T) {
-					lt, err := dlpack.NewFixedShapeTensorType(f64, []int64{4, 2, 3}, nil, nil)
+					lt, err := tensor.NewFixedShapeType(f64, []int64{4, 2, 3}, nil, nil)
 					must(t, err)
 					roundTrip(t, dp, versioned, wp, fromBytes(t, lt, rows, permuted(elems, 8, rows, []int64{2, 3, 4}, perm)),
 						nil, dlpack.AllowCopy())
@@ -274,7 +275,7 @@ func TestRoundTripBool(t *testing.T) {
 				w8 := want{shape: []int64{290}, strides: []int64{1}, dtype: d, flags: dlpack.FlagReadOnly}
 				t.Run("bool8", func(t *testing.T) { roundTrip(t, onDevice(t, b8, dev), versioned, w8, b8, nil) })
 				// A fixed shape tensor of booleans is a copy too.
-				bt, err := dlpack.NewFixedShapeTensorType(arrow.FixedWidthTypes.Boolean, []int64{3, 2}, nil, nil)
+				bt, err := tensor.NewFixedShapeType(arrow.FixedWidthTypes.Boolean, []int64{3, 2}, nil, nil)
 				must(t, err)
 				ba := fromBytes(t, bt, 50, bytes)
 				wb := want{shape: []int64{50, 3, 2}, strides: []int64{6, 2, 1}, dtype: d, copied: true, flags: dlpack.FlagIsCopied}

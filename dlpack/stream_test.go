@@ -56,27 +56,32 @@ func TestConsumerStream(t *testing.T) {
 		stream := *(*uintptr)(slot)
 		defer ffi.Call(destroy, stream)
 
-		waits := func() int64 {
-			return fakeCalls(t, fake, "cudaStreamWaitEvent") + fakeCalls(t, fake, "cudaEventSynchronize")
+		waits := func() (device, host int64) {
+			return fakeCalls(t, fake, "cudaStreamWaitEvent"), fakeCalls(t, fake, "cudaEventSynchronize")
 		}
-		before := waits()
-		mt, err := dlpack.Export(da, dlpack.WithConsumerStream(stream))
-		must(t, err)
-		mt.Delete()
-		// The stream waits on the device, or (today's backends cannot take a
-		// foreign stream) the host waits for the event: one of the two.
-		if got := waits() - before; got != 1 {
-			t.Fatalf("%d waits for the ready event, want 1", got)
+		for _, c := range []struct {
+			stream       uintptr
+			device, host int64
+		}{
+			{stream, 1, 0},        // the consumer's stream waits for the ready event on the device
+			{0, 0, 1},             // no stream named: the host waits
+			{dlpack.NoSync, 0, 0}, // no synchronization asked for
+		} {
+			dev0, host0 := waits()
+			mt, err := dlpack.Export(da, dlpack.WithConsumerStream(c.stream))
+			must(t, err)
+			mt.Delete()
+			if dev, host := waits(); dev-dev0 != c.device || host-host0 != c.host {
+				t.Errorf("stream %#x: %d waits on the device, %d on the host; want %d, %d",
+					c.stream, dev-dev0, host-host0, c.device, c.host)
+			}
 		}
-		before = waits()
-		mt, err = dlpack.Export(da, dlpack.WithConsumerStream(dlpack.NoSync))
+		dev0, host0 := waits()
+		mt, err := dlpack.Export(da)
 		must(t, err)
 		mt.Delete()
-		mt, err = dlpack.Export(da)
-		must(t, err)
-		mt.Delete()
-		if got := waits() - before; got != 0 {
-			t.Fatalf("%d waits without a consumer stream", got)
+		if dev, host := waits(); dev != dev0 || host != host0 {
+			t.Fatalf("%d waits without a consumer stream", dev-dev0+host-host0)
 		}
 	})
 }

@@ -8,6 +8,8 @@
 // cuda_host:n (cudaMallocHost, pinned host memory) and cuda_managed:n
 // (cudaMallocManaged). The sync_event of their arrays is a cudaEvent_t*.
 // A nil stream is a non-blocking stream of the device made at probe.
+// Devices are device.ForeignStreams: a cudaStream_t of the same GPU that
+// other code made waits for our events, and our streams for it.
 //
 // The library is found, in order: the path in $CDEVICE_CUDA_LIBRARY (alone
 // when set), then the sonames of CUDA 13, 12 and 11 and $CUDA_PATH (see

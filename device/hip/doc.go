@@ -15,7 +15,9 @@
 // Each GPU n appears twice: as ROCM:n (hipMalloc, device memory) and as
 // ROCM_HOST:n (hipHostMalloc, pinned host memory that the host may read).
 // An ArrowDeviceArray's sync_event for these devices is a hipEvent_t*. A nil
-// stream is a non-blocking stream of the GPU made at probe.
+// stream is a non-blocking stream of the GPU made at probe. Devices are
+// device.ForeignStreams: a hipStream_t of the same GPU that other code made
+// waits for our events, and our streams for it.
 //
 // HIP keeps the current device per OS thread, so every call sequence locks
 // its goroutine to the thread and calls hipSetDevice first.

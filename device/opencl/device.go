@@ -31,7 +31,10 @@ type Device struct {
 	streams map[*stream]struct{}
 }
 
-var _ device.Device = (*Device)(nil)
+var (
+	_ device.Device         = (*Device)(nil)
+	_ device.ForeignStreams = (*Device)(nil)
+)
 
 func (*Device) Type() abi.DeviceType { return abi.DeviceOpenCL }
 func (d *Device) ID() int64          { return d.id }
@@ -321,10 +324,17 @@ func (e *event) Record(s device.Stream) error {
 			return err
 		}
 	}
-	if err := check("clEnqueueMarkerWithWaitList", ffi.Call(e.d.enqueueMarkerWithWaitList, q, 0, 0, e.slot.addr())); err != nil {
+	return e.d.mark(q, e.slot)
+}
+
+// mark enqueues a marker after the work queued on q so far, its cl_event
+// into slot, and flushes q so that a waiter on another queue or thread sees
+// progress.
+func (d *Device) mark(q uintptr, slot cmem) error {
+	if err := check("clEnqueueMarkerWithWaitList", ffi.Call(d.enqueueMarkerWithWaitList, q, 0, 0, slot.addr())); err != nil {
 		return err
 	}
-	return check("clFlush", ffi.Call(e.d.flush, q))
+	return check("clFlush", ffi.Call(d.flush, q))
 }
 
 // Synchronize waits for the recorded marker; an event never recorded has
@@ -377,6 +387,26 @@ func (d *Device) WaitSyncEvent(syncEvent uintptr, s device.Stream) error {
 	if err != nil {
 		return err
 	}
+	return d.barrier(q, syncEvent)
+}
+
+// MakeStreamWait makes the command queue foreign wait for the cl_event
+// behind syncEvent, as a barrier on it (device.ForeignStreams). A queue of
+// another context cannot have our event in its wait list: the host waits
+// for it then.
+func (d *Device) MakeStreamWait(foreign, syncEvent uintptr) error {
+	if syncEvent == 0 || *(*uintptr)(abi.Pointer(syncEvent)) == 0 {
+		return nil
+	}
+	if foreign == 0 {
+		return d.errorf("MakeStreamWait: NULL command queue")
+	}
+	return d.barrier(foreign, syncEvent)
+}
+
+// barrier makes queue q wait for the cl_event at syncEvent, or, when the
+// event is of another context than q, the host.
+func (d *Device) barrier(q, syncEvent uintptr) error {
 	r := int32(ffi.Call(d.enqueueBarrierWithWaitList, q, 1, syncEvent, 0))
 	if r == clInvalidContext {
 		return check("clWaitForEvents", ffi.Call(d.waitForEvents, 1, syncEvent))
@@ -385,6 +415,32 @@ func (d *Device) WaitSyncEvent(syncEvent uintptr, s device.Stream) error {
 		return clError("clEnqueueBarrierWithWaitList", r)
 	}
 	return nil
+}
+
+// WaitForStream makes s (nil: the host) wait for the work queued so far on
+// the command queue foreign, through a marker enqueued on it
+// (device.ForeignStreams). A queue of another context is waited for on the
+// host.
+func (d *Device) WaitForStream(foreign uintptr, s device.Stream) error {
+	if foreign == 0 {
+		return d.errorf("WaitForStream: NULL command queue")
+	}
+	slot, err := calloc(wordSize)
+	if err != nil {
+		return err
+	}
+	defer slot.free()
+	if err := d.mark(foreign, slot); err != nil {
+		if ev := slot.word(0); ev != 0 {
+			ffi.Call(d.releaseEvent, ev)
+		}
+		return err
+	}
+	err = d.WaitSyncEvent(slot.addr(), s)
+	if rerr := check("clReleaseEvent", ffi.Call(d.releaseEvent, slot.word(0))); err == nil {
+		err = rerr
+	}
+	return err
 }
 
 // release gives back the context and queue of a device whose probe failed.

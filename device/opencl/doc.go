@@ -14,7 +14,10 @@
 // the SVM pointer is host memory (read it after synchronizing).
 //
 // Streams are command queues, sync events are cl_event* (an event recorded
-// with clEnqueueMarkerWithWaitList). Copies are enqueued without blocking:
+// with clEnqueueMarkerWithWaitList). A Device is a device.ForeignStreams:
+// command queues that other code made, named by their cl_command_queue,
+// wait for our events (clEnqueueBarrierWithWaitList) and our streams for
+// them (a marker on the foreign queue); across contexts the host waits. Copies are enqueued without blocking:
 // the Go memory of a copy must stay alive and untouched (pinned, if C may
 // see it) until the stream or an event recorded after it is synchronized.
 // OpenCL has no free-memory query, so MemoryInfo reports the global memory

@@ -66,6 +66,24 @@ func (p *peer) produceOn(t *testing.T, d *opencl.Device, n int, seed int32) (h u
 	return h, device.Pointer(p.buffer(h)), p.event(h)
 }
 
+// hostWaits checks that wait, named call, blocks the host until the gate
+// of h opens (from another thread, 50 ms later) and the produced data is
+// complete.
+func (p *peer) hostWaits(t *testing.T, h uintptr, call string, wait func() error) {
+	t.Helper()
+	start := time.Now()
+	if r := int32(p.openGateAfter(h, 50)); r != 0 {
+		t.Fatal("pthread_create failed")
+	}
+	must(t, wait())
+	if el := time.Since(start); el < 40*time.Millisecond {
+		t.Fatalf("%s returned after %v, before the gate opened", call, el)
+	}
+	if c := int32(p.complete(h)); c != 1 {
+		t.Fatalf("the producer's work is not complete after %s: %d", call, c)
+	}
+}
+
 // TestCProducer: C produces a device buffer whose data arrives only when a
 // gate opens; Go must wait on the cl_event it hands over.
 func TestCProducer(t *testing.T) {
@@ -101,17 +119,7 @@ func TestCProducer(t *testing.T) {
 		t.Run(mode+"/host", func(t *testing.T) {
 			h, buf, ev := p.produceOn(t, d, n, -7)
 			defer p.release(h)
-			start := time.Now()
-			if r := int32(p.openGateAfter(h, 50)); r != 0 {
-				t.Fatal("pthread_create failed")
-			}
-			must(t, d.WaitSyncEvent(ev, nil))
-			if el := time.Since(start); el < 40*time.Millisecond {
-				t.Fatalf("WaitSyncEvent returned after %v, before the gate opened", el)
-			}
-			if c := int32(p.complete(h)); c != 1 {
-				t.Fatalf("event not complete after WaitSyncEvent: %d", c)
-			}
+			p.hostWaits(t, h, "WaitSyncEvent", func() error { return d.WaitSyncEvent(ev, nil) })
 			back := make([]byte, 4*n)
 			must(t, d.CopyToHost(back, buf, 0, nil))
 			must(t, syncDefault(d))
@@ -147,6 +155,97 @@ func TestCConsumer(t *testing.T) {
 				}
 				must(t, s.Synchronize())
 				must(t, d.Free(buf))
+			}
+		})
+	}
+}
+
+// TestForeignStreams: a command queue named only by its handle (the
+// device's default queue, on which C produces behind a gate) and our
+// streams wait for each other on the device, or the host waits.
+func TestForeignStreams(t *testing.T) {
+	p := loadPeer(t)
+	const n = 10_007
+	for mode, d := range modes(t) {
+		var fs device.ForeignStreams = d
+		q := d.CommandQueue()
+		t.Run(mode+"/stream waits for the queue", func(t *testing.T) {
+			h, buf, _ := p.produceOn(t, d, n, 5)
+			defer p.release(h)
+			defer p.openGate(h) // a failed test must not leave the gate closed: release waits
+			s, err := d.NewStream()
+			must(t, err)
+			defer s.Close()
+			must(t, fs.WaitForStream(q, s))         // returns with the gate closed: no host wait
+			back := bytes.Repeat([]byte{0xA5}, 4*n) // a read that does not wait overwrites it
+			must(t, d.CopyToHost(back, buf, 0, s))
+			time.Sleep(20 * time.Millisecond)
+			if !bytes.Equal(back, bytes.Repeat([]byte{0xA5}, 4*n)) {
+				t.Fatal("the read on the stream did not wait for the queue's work")
+			}
+			if r := int32(p.openGate(h)); r != 0 {
+				t.Fatalf("open gate: %d", r)
+			}
+			must(t, s.Synchronize())
+			if !bytes.Equal(back, int32s(n, 5)) {
+				t.Fatal("values from C differ")
+			}
+		})
+		t.Run(mode+"/host waits for the queue", func(t *testing.T) {
+			h, _, _ := p.produceOn(t, d, n, 6)
+			defer p.release(h)
+			p.hostWaits(t, h, "WaitForStream", func() error { return fs.WaitForStream(q, nil) })
+		})
+		t.Run(mode+"/queue waits for an event", func(t *testing.T) {
+			s, err := d.NewStream()
+			must(t, err)
+			defer s.Close()
+			errp, err := ffi.Calloc(4)
+			must(t, err)
+			defer ffi.Free(errp)
+			// C produces on our stream's queue, behind its gate; our event
+			// marks the end of that work.
+			h := p.produce(d.Context(), s.Handle(), svmFlag(d), n, 7, uintptr(errp))
+			if h == 0 {
+				t.Fatalf("peer_produce failed: %d", *(*int32)(errp))
+			}
+			defer p.release(h)
+			defer p.openGate(h)
+			e, err := d.NewEvent()
+			must(t, err)
+			defer e.Close()
+			must(t, e.Record(s))
+			must(t, fs.MakeStreamWait(q, e.SyncEvent()))
+			back := bytes.Repeat([]byte{0xA5}, 4*n)
+			must(t, d.CopyToHost(back, device.Pointer(p.buffer(h)), 0, nil)) // on the default queue: q
+			time.Sleep(20 * time.Millisecond)
+			if !bytes.Equal(back, bytes.Repeat([]byte{0xA5}, 4*n)) {
+				t.Fatal("the read on the queue did not wait for the event")
+			}
+			if r := int32(p.openGate(h)); r != 0 {
+				t.Fatalf("open gate: %d", r)
+			}
+			must(t, syncDefault(d))
+			if !bytes.Equal(back, int32s(n, 7)) {
+				t.Fatal("values from C differ")
+			}
+		})
+		t.Run(mode+"/refusals", func(t *testing.T) {
+			if err := fs.MakeStreamWait(q, 0); err != nil {
+				t.Errorf("no event: %v", err)
+			}
+			e, err := d.NewEvent()
+			must(t, err)
+			defer e.Close()
+			if err := fs.MakeStreamWait(q, e.SyncEvent()); err != nil { // never recorded
+				t.Errorf("an event never recorded: %v", err)
+			}
+			must(t, e.Record(nil))
+			if err := fs.MakeStreamWait(0, e.SyncEvent()); err == nil {
+				t.Error("MakeStreamWait on a NULL queue")
+			}
+			if err := fs.WaitForStream(0, nil); err == nil {
+				t.Error("WaitForStream on a NULL queue")
 			}
 		})
 	}

@@ -122,7 +122,10 @@ type Device struct {
 	kind int // index in Table.Kinds
 }
 
-var _ device.Device = (*Device)(nil)
+var (
+	_ device.Device         = (*Device)(nil)
+	_ device.ForeignStreams = (*Device)(nil)
+)
 
 func (d *Device) k() *Kind          { return &d.g.r.t.Kinds[d.kind] }
 func (d *Device) sym() *kindSymbols { return &d.g.r.kinds[d.kind] }
@@ -284,25 +287,92 @@ func (d *Device) NewEvent() (device.Event, error) {
 // hipEvent_t*, as ArrowDeviceArray.sync_event) points to: on the host when
 // s is nil, else by making s wait for it without blocking the host.
 func (d *Device) WaitSyncEvent(syncEvent uintptr, s device.Stream) error {
-	if syncEvent == 0 {
-		return nil
-	}
-	ev := *(*uintptr)(abi.Pointer(syncEvent))
-	if ev == 0 {
-		return fmt.Errorf("%v: sync_event %#x points to a NULL event", d, syncEvent)
-	}
 	var err error
-	if st, ok := s.(*Stream); s == nil || ok && st == nil {
-		err = d.g.on(func() error { return d.g.r.Call(EventSynchronize, ev) })
+	if hostWaits(s) {
+		err = d.waitEvent(syncEvent, nil)
 	} else {
-		err = d.g.withStream(s, func(h uintptr) error {
-			return d.g.on(func() error { return d.g.r.Call(StreamWaitEvent, h, ev, 0) })
-		})
+		err = d.g.withStream(s, func(h uintptr) error { return d.waitEvent(syncEvent, &h) })
 	}
 	if err != nil {
 		return fmt.Errorf("%v: WaitSyncEvent: %w", d, err)
 	}
 	return nil
+}
+
+// MakeStreamWait makes the runtime stream foreign (a cudaStream_t or
+// hipStream_t of this GPU; 0 is the legacy default stream) wait for the
+// event that syncEvent points to, without blocking the host
+// (device.ForeignStreams).
+func (d *Device) MakeStreamWait(foreign, syncEvent uintptr) error {
+	if err := d.waitEvent(syncEvent, &foreign); err != nil {
+		return fmt.Errorf("%v: MakeStreamWait(%#x): %w", d, foreign, err)
+	}
+	return nil
+}
+
+// waitEvent waits for the event behind syncEvent (0: nothing to wait for):
+// on the host when stream is nil, else on the stream *stream.
+func (d *Device) waitEvent(syncEvent uintptr, stream *uintptr) error {
+	if syncEvent == 0 {
+		return nil
+	}
+	ev := *(*uintptr)(abi.Pointer(syncEvent))
+	if ev == 0 {
+		return fmt.Errorf("sync_event %#x points to a NULL event", syncEvent)
+	}
+	return d.g.on(func() error {
+		if stream == nil {
+			return d.g.r.Call(EventSynchronize, ev)
+		}
+		return d.g.r.Call(StreamWaitEvent, *stream, ev, 0)
+	})
+}
+
+// WaitForStream makes s (nil: the host) wait for the work queued so far on
+// the runtime stream foreign, a cudaStream_t or hipStream_t of this GPU (0
+// is the legacy default stream): the host synchronizes it, or an event of
+// our own recorded on it is what s waits for (device.ForeignStreams).
+func (d *Device) WaitForStream(foreign uintptr, s device.Stream) error {
+	var err error
+	if hostWaits(s) {
+		err = d.g.on(func() error { return d.g.r.Call(StreamSynchronize, foreign) })
+	} else {
+		err = d.g.withStream(s, func(h uintptr) error {
+			return d.g.on(func() error { return d.g.streamAfter(h, foreign) })
+		})
+	}
+	if err != nil {
+		return fmt.Errorf("%v: WaitForStream(%#x): %w", d, foreign, err)
+	}
+	return nil
+}
+
+// streamAfter makes stream h wait for the work queued so far on stream
+// foreign, through an event made for it and destroyed at once (the wait
+// keeps what it needs). The GPU must be current.
+func (g *gpu) streamAfter(h, foreign uintptr) error {
+	o := newOut()
+	defer o.release()
+	r := g.r
+	if err := r.Call(EventCreateWithFlags, o.ptr(0), r.t.EventDisableTiming); err != nil {
+		return err
+	}
+	ev := o.uintptr(0)
+	err := r.Call(EventRecord, ev, foreign)
+	if err == nil {
+		err = r.Call(StreamWaitEvent, h, ev, 0)
+	}
+	if derr := r.Call(EventDestroy, ev); err == nil {
+		err = derr
+	}
+	return err
+}
+
+// hostWaits reports whether s is nil, as an interface or a *Stream: the
+// host waits.
+func hostWaits(s device.Stream) bool {
+	st, ok := s.(*Stream)
+	return s == nil || ok && st == nil
 }
 
 // MemoryInfo is the GPU's free and total memory. Pinned host memory is

@@ -19,5 +19,9 @@
 //     sees them.
 //   - An Event keeps its handle in C memory, so SyncEvent is a stable
 //     cudaEvent_t* or hipEvent_t* (ArrowDeviceArray.sync_event).
+//   - A Device is a device.ForeignStreams: streams of its GPU that other
+//     code made, named by their handle (0: the legacy default stream), wait
+//     for events (StreamWaitEvent), and streams or the host for them (an
+//     event of our own recorded on them, or StreamSynchronize).
 //   - A failed call is a *device.RuntimeError with the runtime's message.
 package gpurt

@@ -428,15 +428,7 @@ func testForeignSyncEvent(t *testing.T, rt Runtime) {
 	if rc := f.code(gpurt.SetDevice, 0); rc != 0 {
 		t.Fatal(rc)
 	}
-	cmem := func(n uintptr) unsafe.Pointer {
-		p, err := ffi.Calloc(n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { ffi.Free(p) })
-		return p
-	}
-	fstream, evSlot := cmem(8), cmem(8)
+	fstream, evSlot := cmem(t, 8), cmem(t, 8)
 	if rc := f.code(gpurt.StreamCreateWithFlags, uintptr(fstream), 0); rc != 0 {
 		t.Fatal(rc)
 	}
@@ -455,7 +447,7 @@ func testForeignSyncEvent(t *testing.T, rt Runtime) {
 		func() error { return d.WaitSyncEvent(uintptr(evSlot), s) },
 		func() error { return d.WaitSyncEvent(uintptr(evSlot), nil) },
 	} {
-		src, dst := cmem(32), make([]byte, 32)
+		src, dst := cmem(t, 32), make([]byte, 32)
 		copy(unsafe.Slice((*byte)(src), 32), Pattern(32, byte(i)))
 		if rc := f.code(gpurt.MemcpyAsync, uintptr(buf), uintptr(src), 32, rt.Table.Memcpy.HostToDevice, fs); rc != 0 {
 			t.Fatal(rc)
@@ -478,10 +470,199 @@ func testForeignSyncEvent(t *testing.T, rt Runtime) {
 	}
 
 	// A sync_event that points at a NULL event handle is refused.
-	null := cmem(8)
+	null := cmem(t, 8)
 	if err := d.WaitSyncEvent(uintptr(null), s); err == nil {
 		t.Error("NULL event handle accepted")
 	}
+}
+
+// testForeignStreams: device.ForeignStreams with a stream that C made on
+// the second GPU. The test's thread is left on the first GPU before each
+// call, so a call that does not make its GPU current fails in the double.
+func testForeignStreams(t *testing.T, rt Runtime) {
+	f := NewFake(t, rt, 2)
+	ds := f.Probe()
+	d := ds[len(rt.Table.Kinds)] // device memory of GPU 1
+	fsd, ok := d.(device.ForeignStreams)
+	if !ok {
+		t.Fatalf("%T is not a device.ForeignStreams", d)
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	onGPU := func(n int) {
+		t.Helper()
+		if rc := f.code(gpurt.SetDevice, uintptr(n)); rc != 0 {
+			t.Fatal(rc)
+		}
+	}
+	onGPU(1)
+	slot := cmem(t, 8)
+	if rc := f.code(gpurt.StreamCreateWithFlags, uintptr(slot), 1); rc != 0 {
+		t.Fatal(rc)
+	}
+	foreign := *(*uintptr)(slot)
+	defer func() { onGPU(1); f.code(gpurt.StreamDestroy, foreign); onGPU(0) }()
+	buf, err := d.Alloc(32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Free(buf)
+	s, err := d.NewStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	// produce queues pattern seed into buf on the foreign stream, as C
+	// would, and leaves the thread on GPU 0.
+	produce := func(seed byte) {
+		t.Helper()
+		src := cmem(t, 32)
+		copy(unsafe.Slice((*byte)(src), 32), Pattern(32, seed))
+		onGPU(1)
+		if rc := f.code(gpurt.MemcpyAsync, uintptr(buf), uintptr(src), 32, rt.Table.Memcpy.HostToDevice, foreign); rc != 0 {
+			t.Fatal(rc)
+		}
+		onGPU(0)
+	}
+	calls := func(ops ...gpurt.Op) []int64 {
+		var n []int64
+		for _, op := range ops {
+			n = append(n, f.calls(rt.sym(op)))
+		}
+		return n
+	}
+	waitOps := []gpurt.Op{gpurt.StreamSynchronize, gpurt.EventRecord, gpurt.StreamWaitEvent, gpurt.EventSynchronize}
+	read := func() []byte {
+		t.Helper()
+		dst := make([]byte, 32)
+		if err := d.CopyToHost(dst, buf, 0, s); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Synchronize(); err != nil {
+			t.Fatal(err)
+		}
+		return dst
+	}
+
+	// Our stream waits for the foreign one on the device: the producer's
+	// copy stays queued until our stream runs.
+	produce(1)
+	before := calls(waitOps...)
+	if err := fsd.WaitForStream(foreign, s); err != nil {
+		t.Fatal(err)
+	}
+	if got := calls(waitOps...); !slices.Equal(got, []int64{before[0], before[1] + 1, before[2] + 1, before[3]}) {
+		t.Errorf("StreamSynchronize, EventRecord, StreamWaitEvent, EventSynchronize calls %v, were %v", got, before)
+	}
+	if n := f.pending(); n != 2 {
+		t.Errorf("%d operations queued, want the producer's copy and our stream's wait", n)
+	}
+	if _, events, _ := f.live(); events != 0 {
+		t.Errorf("%d events live: the one recorded on the foreign stream was not destroyed", events)
+	}
+	if got := read(); !bytes.Equal(got, Pattern(32, 1)) {
+		t.Errorf("our stream read %v", got[:8])
+	}
+
+	// The host waits.
+	produce(2)
+	before = calls(waitOps...)
+	if err := fsd.WaitForStream(foreign, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := calls(waitOps...); got[0] != before[0]+1 || f.pending() != 0 {
+		t.Errorf("host wait: calls %v (were %v), %d queued", got, before, f.pending())
+	}
+	if got := read(); !bytes.Equal(got, Pattern(32, 2)) {
+		t.Errorf("read %v", got[:8])
+	}
+
+	// The foreign stream waits for our event: a read that C queues on it
+	// after MakeStreamWait sees what our stream wrote.
+	src := Pattern(32, 3)
+	var pin runtime.Pinner
+	pin.Pin(&src[0])
+	defer pin.Unpin()
+	if err := d.CopyToDevice(buf, 0, src, s); err != nil {
+		t.Fatal(err)
+	}
+	ev, err := d.NewEvent()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ev.Close()
+	if err := ev.Record(s); err != nil {
+		t.Fatal(err)
+	}
+	onGPU(0)
+	before = calls(waitOps...)
+	if err := fsd.MakeStreamWait(foreign, ev.SyncEvent()); err != nil {
+		t.Fatal(err)
+	}
+	if got := calls(waitOps...); !slices.Equal(got, []int64{before[0], before[1], before[2] + 1, before[3]}) || f.pending() != 2 {
+		t.Errorf("MakeStreamWait: calls %v (were %v), %d queued", got, before, f.pending())
+	}
+	out := cmem(t, 32)
+	onGPU(1)
+	if rc := f.code(gpurt.MemcpyAsync, uintptr(out), uintptr(buf), 32, rt.Table.Memcpy.DeviceToHost, foreign); rc != 0 {
+		t.Fatal(rc)
+	}
+	if rc := f.code(gpurt.StreamSynchronize, foreign); rc != 0 {
+		t.Fatal(rc)
+	}
+	onGPU(0)
+	if got := unsafe.Slice((*byte)(out), 32); !bytes.Equal(got, Pattern(32, 3)) {
+		t.Errorf("the foreign stream read %v", got[:8])
+	}
+	if err := s.Synchronize(); err != nil {
+		t.Fatal(err)
+	}
+
+	// 0 is the legacy default stream; no sync_event is nothing to wait
+	// for; a NULL event handle is refused.
+	if err := fsd.WaitForStream(0, s); err != nil {
+		t.Errorf("legacy default stream: %v", err)
+	}
+	if err := fsd.MakeStreamWait(0, ev.SyncEvent()); err != nil {
+		t.Errorf("legacy default stream waits: %v", err)
+	}
+	before = calls(waitOps...)
+	if err := fsd.MakeStreamWait(foreign, 0); err != nil || !slices.Equal(calls(waitOps...), before) {
+		t.Errorf("no sync_event: %v", err)
+	}
+	if err := fsd.MakeStreamWait(foreign, uintptr(cmem(t, 8))); err == nil {
+		t.Error("NULL event handle accepted")
+	}
+	if err := s.Synchronize(); err != nil {
+		t.Fatal(err)
+	}
+
+	// A failed record is the runtime's error, and the event made for it is
+	// destroyed all the same.
+	f.fail(rt.sym(gpurt.EventRecord), 400, 0)
+	err = fsd.WaitForStream(foreign, s)
+	rt.wantRuntimeError(t, err, rt.sym(gpurt.EventRecord), 400, "invalid resource handle")
+	if _, events, _ := f.live(); events != 1 { // ev
+		t.Errorf("%d events live after a failed wait, want 1", events)
+	}
+	// A stream of another GPU is refused by the runtime.
+	s0, err := ds[0].NewStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s0.Close()
+	err = ds[0].(device.ForeignStreams).WaitForStream(foreign, s0)
+	rt.wantRuntimeError(t, err, rt.sym(gpurt.EventRecord), 400, "invalid resource handle")
+}
+
+// cmem is n bytes of C memory, freed when the test ends.
+func cmem(t *testing.T, n uintptr) unsafe.Pointer {
+	p, err := ffi.Calloc(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ffi.Free(p) })
+	return p
 }
 
 func testStreamMisuse(t *testing.T, rt Runtime) {

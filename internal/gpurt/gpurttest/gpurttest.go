@@ -56,6 +56,7 @@ var doubleTests = []test{
 	{"StreamOrdering", testStreamOrdering},
 	{"Events", testEvents},
 	{"ForeignSyncEvent", testForeignSyncEvent},
+	{"ForeignStreams", testForeignStreams},
 	{"StreamMisuse", testStreamMisuse},
 	{"ConcurrentDevices", testConcurrentDevices},
 	{"FaultAlloc", testFaultAlloc},

@@ -152,9 +152,11 @@ func waitFor(t *testing.T, d device.Device, s device.Stream) {
 }
 
 // A second stream reads what the first wrote, ordered only by the sync
-// event; then the host waits on it.
+// event, or by the streams named by their handles (device.ForeignStreams);
+// or the host waits.
 func testRealEvents(t *testing.T, rt Runtime) {
 	d := RealDevices(t, rt)[0]
+	fs := d.(device.ForeignStreams)
 	const n = 64 << 20 // big enough that the copy is still running when s2 queues its read
 	buf, err := d.Alloc(n)
 	if err != nil {
@@ -169,7 +171,16 @@ func testRealEvents(t *testing.T, rt Runtime) {
 		t.Fatal(err)
 	}
 	defer ev.Close()
-	for i := range 3 {
+	for i, w := range []struct {
+		name string
+		wait func() error
+	}{
+		{"s2 waits for the event", func() error { return d.WaitSyncEvent(ev.SyncEvent(), s2) }},
+		{"the host waits for the event", func() error { return d.WaitSyncEvent(ev.SyncEvent(), nil) }},
+		{"s2 waits for s1's handle", func() error { return fs.WaitForStream(s1.Handle(), s2) }},
+		{"the host waits for s1's handle", func() error { return fs.WaitForStream(s1.Handle(), nil) }},
+		{"s2's handle waits for the event", func() error { return fs.MakeStreamWait(s2.Handle(), ev.SyncEvent()) }},
+	} {
 		src, dst := Pattern(n, byte(i)), make([]byte, n)
 		if err := d.CopyToDevice(buf, 0, src, s1); err != nil {
 			t.Fatal(err)
@@ -177,13 +188,8 @@ func testRealEvents(t *testing.T, rt Runtime) {
 		if err := ev.Record(s1); err != nil {
 			t.Fatal(err)
 		}
-		if i == 2 {
-			// The host waits, then reads on s2 with no event.
-			if err := d.WaitSyncEvent(ev.SyncEvent(), nil); err != nil {
-				t.Fatal(err)
-			}
-		} else if err := d.WaitSyncEvent(ev.SyncEvent(), s2); err != nil {
-			t.Fatal(err)
+		if err := w.wait(); err != nil {
+			t.Fatalf("%s: %v", w.name, err)
 		}
 		if err := d.CopyToHost(dst, buf, 0, s2); err != nil {
 			t.Fatal(err)
@@ -192,7 +198,7 @@ func testRealEvents(t *testing.T, rt Runtime) {
 			t.Fatal(err)
 		}
 		if !bytes.Equal(dst, src) {
-			t.Fatalf("round %d: s2 read before s1's write finished", i)
+			t.Fatalf("%s: s2 read before s1's write finished", w.name)
 		}
 	}
 }
