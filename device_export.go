@@ -40,10 +40,7 @@ func exportDeviceTree(root *DeviceArray, source interface{ Retain() }, out *abi.
 	f.fillDevice(root, &out.Array)
 	e.arrayRoot = out.Array // for identity imports of the untouched tree
 	out.DeviceType, out.DeviceID, out.Reserved = root.DeviceType, root.DeviceID, [3]int64{}
-	out.SyncEvent = 0
-	if ev := root.owner.event; ev != nil {
-		out.SyncEvent = ev.SyncEvent()
-	}
+	out.SyncEvent = root.SyncEvent()
 }
 
 func countDevicePtrs(a *DeviceArray) (nodes, ptrs int) {

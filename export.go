@@ -164,6 +164,9 @@ func exportOf(privateData uintptr, parent *export) *export {
 
 func releaseExportedSchema(s *abi.Schema, parent *export) {
 	if s == nil || s.Release == 0 {
+		if s != nil {
+			doubleReleases.Add(1) // only a consumer calls a NULL release's saved pointer
+		}
 		return
 	}
 	e := exportOf(s.PrivateData, parent)
@@ -458,6 +461,9 @@ func childrenLive(s *abi.Schema, depth int) bool {
 
 func releaseExportedArray(a *abi.Array, parent *export) {
 	if a == nil || a.Release == 0 {
+		if a != nil {
+			doubleReleases.Add(1) // only a consumer calls a NULL release's saved pointer
+		}
 		return
 	}
 	e := exportOf(a.PrivateData, parent)

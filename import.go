@@ -370,8 +370,8 @@ func (n *node) checkHeader() error {
 		return n.errorf("negative offset %d", a.Offset)
 	case a.NullCount < -1 || a.NullCount > a.Length:
 		return n.errorf("null_count %d out of range for length %d", a.NullCount, a.Length)
-	case a.Length > math.MaxInt64-a.Offset || a.Length+a.Offset > math.MaxInt:
-		return n.errorf("offset %d + length %d overflows", a.Offset, a.Length)
+	case a.Length > math.MaxInt64-a.Offset || a.Length+a.Offset > min(math.MaxInt, maxElements):
+		return n.errorf("offset %d + length %d overflows (over %d elements)", a.Offset, a.Length, min(math.MaxInt, maxElements))
 	case a.NBuffers < 0 || a.NBuffers > maxChildren:
 		return n.errorf("n_buffers is %d", a.NBuffers)
 	case a.NChildren < 0 || a.NChildren > maxChildren:

@@ -8,8 +8,13 @@ import (
 	"github.com/purearrow/cdevice/internal/ffi"
 )
 
-// maxChildren bounds n_children from C before anything is allocated for it.
-const maxChildren = 1 << 20
+// maxChildren bounds n_children from C before anything is allocated for it;
+// maxSchemaNodes bounds the nodes one import walks, since children may be
+// shared (a small DAG would otherwise unroll exponentially).
+const (
+	maxChildren    = 1 << 20
+	maxSchemaNodes = 1 << 16
+)
 
 // ImportField imports an ArrowSchema as an arrow.Field. The schema is
 // released before ImportField returns, also when the import fails; nothing
@@ -73,12 +78,16 @@ func checkLive(s *abi.Schema) error {
 // allocation: measure sums their lengths, field slices them out.
 type schemaImporter struct {
 	total int
+	nodes int
 	buf   []byte
 }
 
 func (imp *schemaImporter) measure(s *abi.Schema, depth int) error {
 	if depth > maxDepth {
 		return invalidf("schema nesting deeper than %d (or a cycle)", maxDepth)
+	}
+	if imp.nodes++; imp.nodes > maxSchemaNodes {
+		return invalidf("schema has more than %d nodes (shared children?)", maxSchemaNodes)
 	}
 	if s.Format == 0 {
 		return invalidf("ArrowSchema.format is NULL")

@@ -1,6 +1,7 @@
 package cdevice
 
 import (
+	"math"
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -62,6 +63,11 @@ func childField(dt arrow.DataType, i int) arrow.Field {
 	}
 	return dt.(arrow.NestedType).Fields()[i]
 }
+
+// maxElements bounds offset+length of any array: beyond it the byte sizes
+// of its buffers (up to 32 bytes an element, and bit counts rounded up)
+// could overflow int64. No real array comes near it.
+const maxElements = math.MaxInt64 / 64
 
 // Metadata keys that carry an extension type through the C interface.
 const (

@@ -182,8 +182,8 @@ func (v *validator) walk(d arrow.ArrayData, depth int) error {
 		return v.errorf("no data type")
 	case l.length < 0 || l.off < 0:
 		return v.errorf("negative length %d or offset %d", l.length, l.off)
-	case l.off > math.MaxInt-l.length:
-		return v.errorf("offset %d + length %d overflows", l.off, l.length)
+	case l.off > math.MaxInt-l.length || int64(l.off+l.length) > maxElements:
+		return v.errorf("offset %d + length %d overflows (over %d elements)", l.off, l.length, int64(maxElements))
 	}
 	l.end = l.off + l.length
 

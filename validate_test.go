@@ -212,7 +212,7 @@ func TestValidateCorrupt(t *testing.T) {
 		{"boolean values too short", vnd(arrow.FixedWidthTypes.Boolean, 9, []*memory.Buffer{nil, vbuf(0xff)}, nil, 0, 0), "values bitmap"},
 		{"decimal128 values too short", vnd(&arrow.Decimal128Type{Precision: 5}, 1, []*memory.Buffer{nil, vbuf(make([]byte, 8)...)}, nil, 0, 0), "needs 16"},
 		{"length overflows", vnd(i32, math.MaxInt, []*memory.Buffer{nil, vints[int32](1)}, nil, 0, 1), "overflows"},
-		{"buffer size overflows", vnd(i32, math.MaxInt/2, []*memory.Buffer{nil, vints[int32](1)}, nil, 0, 0), "values buffer has 4 bytes"},
+		{"buffer size overflows", vnd(i32, math.MaxInt/64, []*memory.Buffer{nil, vints[int32](1)}, nil, 0, 0), "values buffer has 4 bytes"},
 		{"negative offset", vnd(i32, 1, []*memory.Buffer{nil, vints[int32](1)}, nil, 0, -1), "negative"},
 		{"nesting too deep", deep, "nested deeper than 64"},
 		{"extension with corrupt storage", vnd(opaque, 1, []*memory.Buffer{nil, vints[int32](0, 1), vbuf(0xfe)}, nil, 0, 0), "(utf8): invalid UTF-8"},

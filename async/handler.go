@@ -232,6 +232,9 @@ func (h *Handler) onNextTask(task, md uintptr) uintptr {
 		h.signal()
 		return 0
 	}
+	if (*abi.AsyncTask)(abi.Pointer(task)).ExtractData == 0 {
+		return codeEINVAL // nothing to extract it with, or to give it back
+	}
 	meta, err := cdevice.DecodeMetadata(abi.Pointer(md))
 	h.mu.Lock()
 	defer h.mu.Unlock()

@@ -31,6 +31,10 @@ type cstream struct {
 func (c *cstream) init(self unsafe.Pointer, getSchema, getNext, getLastError, release, privateData uintptr, ours bool, opts []Option) error {
 	*c = cstream{self: self, getSchema: getSchema, getNext: getNext, getLastError: getLastError, release: release, cfg: newConfig(opts)}
 	c.refs.Store(1)
+	if getSchema == 0 || getNext == 0 {
+		c.releaseC()
+		return fmt.Errorf("%w: the stream's get_schema or get_next is NULL", cdevice.ErrInvalid)
+	}
 	if ours && cdevice.IdentityImports() {
 		if v, ok := ffi.Handle(privateData).Value(); ok {
 			c.direct = v.(*exporter)

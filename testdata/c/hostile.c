@@ -1,0 +1,733 @@
+/*
+ * Hostile producers and consumers (prefix hx_): C code that breaks the C
+ * Data, Stream and Async interfaces the way buggy or malicious libraries do,
+ * for the tests in hostile_test.go, stream/hostile_test.go and
+ * async/hostile_test.go. The Go side must refuse each breach with an error
+ * (or survive it as a no-op), never crash, and leak nothing.
+ *
+ * cdata.c is included for its struct builders and counters; this library
+ * is built and loaded on its own, so hx_live counts exactly the schemas,
+ * arrays and streams made here. Everything runs on the caller's thread.
+ */
+#include "cdata.c"
+
+#include <errno.h>
+
+/* Structs made here and not yet released. */
+int64_t hx_live(void)
+{
+	return __atomic_load_n(&produced_count, __ATOMIC_SEQ_CST) -
+	       __atomic_load_n(&released_count, __ATOMIC_SEQ_CST);
+}
+
+/* Pointers that fault when read: a consumer that follows a pointer beyond
+ * what a struct declares crashes on one of these instead of reading junk. */
+#define HX_POISON(k) ((const void *)(uintptr_t)(0x10 + (k)))
+
+/* ---- a released struct: release == NULL ---------------------------------- */
+
+/* An array whose release is NULL is released by definition; its buffers
+ * are kept here so that hx_free_orphans can free them afterwards. */
+static struct ArrowArray hx_orphans[8];
+static int hx_n_orphans;
+
+static void hx_orphan(struct ArrowArray *a)
+{
+	if (hx_n_orphans == 8)
+		abort();
+	hx_orphans[hx_n_orphans++] = *a;
+	a->release = NULL;
+}
+
+/* Frees what the release-NULL cases kept. */
+void hx_free_orphans(void)
+{
+	while (hx_n_orphans > 0) {
+		struct ArrowArray *a = &hx_orphans[--hx_n_orphans];
+		a->release(a);
+	}
+}
+
+/*
+ * hx_released_array: a valid int32 array (length 5) and its schema, but
+ * the array's release is NULL, which means released (it was never given a
+ * release, or a consumer already moved it). mode 0: the root; mode 1: the
+ * struct root of struct<int32> is live and its child's release is NULL;
+ * mode 2: the schema (format "i") has release NULL, the array is live.
+ */
+int hx_released_array(int mode, struct ArrowSchema *s, struct ArrowArray *a)
+{
+	switch (mode) {
+	case 0:
+		fill_int32(s, a, "x", ARROW_FLAG_NULLABLE, 5, 1, 0, 0);
+		hx_orphan(a);
+		return 0;
+	case 1:
+		schema_init(s, "+s", "st", 0, 1);
+		fill_int32(schema_kid(s, 0), NULL, "x", ARROW_FLAG_NULLABLE, 0, 0, 0, 0);
+		array_init(a, 5, 0, 1, 1);
+		fill_int32(NULL, array_kid(a, 0), "x", 0, 5, 1, 0, 0);
+		/* The parent's release frees the child's buffers only through a
+		 * live child: keep it to free later. */
+		hx_orphan(array_kid(a, 0));
+		return 0;
+	case 2: {
+		fill_int32(s, a, "x", ARROW_FLAG_NULLABLE, 5, 1, 0, 0);
+		s->release(s); /* really released: nothing leaks */
+		return 0;
+	}
+	}
+	return -1;
+}
+
+/* ---- NULL children --------------------------------------------------------- */
+
+/*
+ * hx_null_children: struct<a: int32, b: int32> of length 5 whose children
+ * are broken. mode 0: the array's children pointer is NULL with
+ * n_children 2; 1: children[1] is NULL; 2: the schema's children pointer is
+ * NULL with n_children 2; 3: the schema's children[0] is NULL; 4: the
+ * array's n_children is -1 (children non-NULL). The private data keeps the
+ * real children, so release frees everything.
+ */
+int hx_null_children(int mode, struct ArrowSchema *s, struct ArrowArray *a)
+{
+	if (mode < 0 || mode > 4)
+		return -1;
+	schema_init(s, "+s", "st", 0, 2);
+	fill_int32(schema_kid(s, 0), NULL, "a", ARROW_FLAG_NULLABLE, 0, 0, 0, 0);
+	fill_int32(schema_kid(s, 1), NULL, "b", ARROW_FLAG_NULLABLE, 0, 0, 0, 0);
+	array_init(a, 5, 0, 1, 2);
+	fill_int32(NULL, array_kid(a, 0), "a", 0, 5, 1, 0, 0);
+	fill_int32(NULL, array_kid(a, 1), "b", 0, 5, 2, 0, 0);
+	switch (mode) {
+	case 0:
+		a->children = NULL;
+		break;
+	case 1:
+		a->children[1] = NULL;
+		break;
+	case 2:
+		s->children = NULL;
+		break;
+	case 3:
+		s->children[0] = NULL;
+		break;
+	case 4:
+		a->n_children = -1;
+		break;
+	}
+	return 0;
+}
+
+/* ---- n_buffers lying ---------------------------------------------------------- */
+
+/*
+ * hx_lying_buffers: arrays whose n_buffers lies. Every buffers slot past the
+ * ones the type has holds a poison pointer. mode 0: int32 claiming 5
+ * buffers; 1: int32 claiming 1; 2: int32 claiming 0 with buffers NULL; 3:
+ * int32 claiming INT64_MAX; 4: utf8 claiming 2 (no data buffer); 5: utf8
+ * claiming 4; 6: the struct root of a record batch (struct<int32>)
+ * claiming 3; 7: its child claiming 3; 8: int32 claiming -1.
+ */
+int hx_lying_buffers(int mode, struct ArrowSchema *s, struct ArrowArray *a)
+{
+	const void **bufs;
+	struct strpat p = {"s", 1, 0, 0, 0};
+	struct ArrowArray *target = a;
+	int64_t claim, i, have;
+	switch (mode) {
+	case 0:
+	case 1:
+	case 2:
+	case 3:
+	case 8:
+		fill_int32(s, a, "x", ARROW_FLAG_NULLABLE, 5, 1, 0, 0);
+		claim = (int64_t[]){5, 1, 0, INT64_MAX, 0, 0, 0, 0, -1}[mode];
+		break;
+	case 4:
+	case 5:
+		fill_utf8(s, a, "u", ARROW_FLAG_NULLABLE, 5, gen_pattern, &p);
+		claim = mode == 4 ? 2 : 4;
+		break;
+	case 6:
+	case 7:
+		schema_init(s, "+s", "", 0, 1);
+		fill_int32(schema_kid(s, 0), NULL, "x", ARROW_FLAG_NULLABLE, 0, 0, 0, 0);
+		array_init(a, 5, 0, 1, 1);
+		fill_int32(NULL, array_kid(a, 0), "x", 0, 5, 1, 0, 0);
+		if (mode == 7)
+			target = array_kid(a, 0);
+		claim = 3;
+		break;
+	default:
+		return -1;
+	}
+	have = target->n_buffers;
+	if (claim == 0 && mode == 2) {
+		target->buffers = NULL;
+	} else if (claim > have && claim <= 8) {
+		/* a longer array: the real pointers, then poison */
+		bufs = array_buffer(target, -1, (size_t)claim * sizeof *bufs);
+		for (i = 0; i < claim; i++)
+			bufs[i] = i < have ? target->buffers[i] : HX_POISON(i);
+		target->buffers = bufs;
+	}
+	target->n_buffers = claim;
+	return 0;
+}
+
+/* ---- consumers that release twice -------------------------------------------- */
+
+/* hx_release_array_twice releases a (an array Go exported) and then calls
+ * the saved release function again on the same, now released, struct. */
+void hx_release_array_twice(struct ArrowArray *a)
+{
+	void (*release)(struct ArrowArray *) = a->release;
+	release(a);
+	release(a);
+}
+
+void hx_release_schema_twice(struct ArrowSchema *s)
+{
+	void (*release)(struct ArrowSchema *) = s->release;
+	release(s);
+	release(s);
+}
+
+/* hx_release_device_array_twice: the same through an ArrowDeviceArray. */
+void hx_release_device_array_twice(struct ArrowDeviceArray *d) { hx_release_array_twice(&d->array); }
+
+/*
+ * hx_release_moved_child_twice moves child k out of a (as the spec allows),
+ * releases the parent, releases the moved child twice, then calls the
+ * parent's saved release on it once more. Returns the child's length, or
+ * -1.
+ */
+int64_t hx_release_moved_child_twice(struct ArrowArray *a, int64_t k)
+{
+	struct ArrowArray child;
+	void (*parent_release)(struct ArrowArray *) = a->release;
+	void (*child_release)(struct ArrowArray *);
+	int64_t n;
+	if (k < 0 || k >= a->n_children || a->children[k]->release == NULL)
+		return -1;
+	child = *a->children[k];
+	a->children[k]->release = NULL; /* moved */
+	parent_release(a);
+	n = child.length;
+	child_release = child.release;
+	child_release(&child);
+	child_release(&child);
+	parent_release(a);
+	return n;
+}
+
+/* ---- streams ------------------------------------------------------------------ */
+
+/*
+ * A stream of struct<x: int32> batches. kind 0: every batch is empty,
+ * forever; 1: the same batch forever: one batch of rows rows is built once,
+ * and every get_next hands out a struct with its buffers and children and a
+ * release that only counts (the batch is freed once the stream and every
+ * copy are released); 2:
+ * get_next fails with EIO, and get_last_error returns NULL; 3: get_next
+ * fails once, then (if called again, which a consumer must not do) would
+ * succeed; 4: the batches claim a device type other than the stream's
+ * (device streams only).
+ */
+struct hx_stream {
+	int kind;
+	int64_t rows;
+	int64_t calls;            /* get_next calls */
+	int64_t calls_after_fail; /* get_next calls after a failure */
+	int failed;
+	struct ArrowArray shared; /* kind 1: the batch every get_next shares */
+	int64_t shared_out, shared_released;
+	int64_t releases; /* stream release calls */
+};
+
+static struct hx_stream *hx_last_stream;
+
+static void hx_stream_schema(struct ArrowSchema *s)
+{
+	schema_init(s, "+s", "", 0, 1);
+	fill_int32(schema_kid(s, 0), NULL, "x", ARROW_FLAG_NULLABLE, 0, 0, 0, 0);
+}
+
+static void hx_batch(struct ArrowArray *a, int64_t rows)
+{
+	array_init(a, rows, 0, 1, 1);
+	fill_int32(NULL, array_kid(a, 0), "x", 0, rows, 1, 0, 0);
+}
+
+/* The shared batch is freed once the stream is released and every copy
+ * handed out is: batches outlive their stream. */
+static void hx_shared_maybe_free(struct hx_stream *p)
+{
+	if (p->releases > 0 && p->shared_released == p->shared_out && p->shared.release != NULL)
+		p->shared.release(&p->shared);
+}
+
+static void hx_shared_release(struct ArrowArray *a)
+{
+	struct hx_stream *p = a->private_data;
+	p->shared_released++;
+	a->release = NULL;
+	hx_shared_maybe_free(p);
+}
+
+static int hx_stream_next(struct hx_stream *p, struct ArrowArray *out)
+{
+	p->calls++;
+	if (p->failed) {
+		p->calls_after_fail++;
+		if (p->kind == 2)
+			return EIO;
+	}
+	switch (p->kind) {
+	case 0:
+		hx_batch(out, 0);
+		return 0;
+	case 1:
+		*out = p->shared;
+		out->release = hx_shared_release;
+		out->private_data = p;
+		p->shared_out++;
+		return 0;
+	case 2:
+	case 3:
+		if (!p->failed) {
+			p->failed = 1;
+			return EIO;
+		}
+		hx_batch(out, p->rows);
+		return 0;
+	case 4:
+		hx_batch(out, p->rows);
+		return 0;
+	}
+	return EINVAL;
+}
+
+static struct hx_stream *hx_stream_new(int kind, int64_t rows)
+{
+	struct hx_stream *p = xcalloc(1, sizeof *p);
+	p->kind = kind;
+	p->rows = rows;
+	if (kind == 1)
+		hx_batch(&p->shared, rows);
+	count_produced();
+	hx_last_stream = p;
+	return p;
+}
+
+static void hx_stream_free(struct hx_stream *p)
+{
+	p->releases++;
+	hx_shared_maybe_free(p);
+	/* kept (not freed) so that the test can read the counters afterwards */
+	count_released();
+}
+
+static int hx_get_schema(struct ArrowArrayStream *s, struct ArrowSchema *out)
+{
+	(void)s;
+	hx_stream_schema(out);
+	return 0;
+}
+
+static int hx_get_next(struct ArrowArrayStream *s, struct ArrowArray *out)
+{
+	return hx_stream_next(s->private_data, out);
+}
+
+static const char *hx_get_last_error(struct ArrowArrayStream *s)
+{
+	struct hx_stream *p = s->private_data;
+	return p->kind == 2 ? NULL : "injected failure";
+}
+
+static void hx_release(struct ArrowArrayStream *s)
+{
+	hx_stream_free(s->private_data);
+	s->release = NULL;
+}
+
+/*
+ * hx_make_stream fills out with a stream of the given kind (see struct
+ * hx_stream). null_fn names a function pointer to leave NULL: 0 none, 1
+ * get_schema, 2 get_next, 3 get_last_error.
+ */
+int hx_make_stream(struct ArrowArrayStream *out, int kind, int64_t rows, int null_fn)
+{
+	if (out == NULL || kind < 0 || kind > 3)
+		return -1;
+	out->private_data = hx_stream_new(kind, rows);
+	out->get_schema = null_fn == 1 ? NULL : hx_get_schema;
+	out->get_next = null_fn == 2 ? NULL : hx_get_next;
+	out->get_last_error = null_fn == 3 ? NULL : hx_get_last_error;
+	out->release = hx_release;
+	return 0;
+}
+
+static int hx_dev_get_schema(struct ArrowDeviceArrayStream *s, struct ArrowSchema *out)
+{
+	(void)s;
+	hx_stream_schema(out);
+	return 0;
+}
+
+static int hx_dev_get_next(struct ArrowDeviceArrayStream *s, struct ArrowDeviceArray *out)
+{
+	struct hx_stream *p = s->private_data;
+	int rc;
+	memset(out, 0, sizeof *out);
+	rc = hx_stream_next(p, &out->array);
+	out->device_type = p->kind == 4 ? ARROW_DEVICE_CUDA : ARROW_DEVICE_CPU;
+	out->device_id = p->kind == 4 ? 0 : -1;
+	return rc;
+}
+
+static const char *hx_dev_get_last_error(struct ArrowDeviceArrayStream *s)
+{
+	struct hx_stream *p = s->private_data;
+	return p->kind == 2 ? NULL : "injected failure";
+}
+
+static void hx_dev_release(struct ArrowDeviceArrayStream *s)
+{
+	hx_stream_free(s->private_data);
+	s->release = NULL;
+}
+
+/* hx_make_device_stream: hx_make_stream for a CPU ArrowDeviceArrayStream
+ * (kind 4 too). */
+int hx_make_device_stream(struct ArrowDeviceArrayStream *out, int kind, int64_t rows)
+{
+	if (out == NULL || kind < 0 || kind > 4)
+		return -1;
+	out->device_type = ARROW_DEVICE_CPU;
+	out->private_data = hx_stream_new(kind, rows);
+	out->get_schema = hx_dev_get_schema;
+	out->get_next = hx_dev_get_next;
+	out->get_last_error = hx_dev_get_last_error;
+	out->release = hx_dev_release;
+	return 0;
+}
+
+/* Counters of the last stream made (kept after its release): 0 get_next
+ * calls, 1 calls after a failure, 2 shared batches handed out, 3 shared
+ * batches released, 4 stream release calls. */
+int64_t hx_stream_counter(int which)
+{
+	struct hx_stream *p = hx_last_stream;
+	if (p == NULL)
+		return -1;
+	switch (which) {
+	case 0:
+		return p->calls;
+	case 1:
+		return p->calls_after_fail;
+	case 2:
+		return p->shared_out;
+	case 3:
+		return p->shared_released;
+	case 4:
+		return p->releases;
+	}
+	return -1;
+}
+
+/* Frees the last stream's bookkeeping. */
+void hx_stream_forget(void)
+{
+	free(hx_last_stream);
+	hx_last_stream = NULL;
+}
+
+/*
+ * hx_abuse_stream: a consumer of a stream Go exported that breaks every
+ * rule. rc[0] get_schema, rc[1] the first get_next, rc[2] get_next with a
+ * NULL out, then release; after release, with the saved function pointers:
+ * rc[3] get_next (out must stay released: rc[5] is 1 if it did), rc[4]
+ * get_schema (out must stay released too: rc[6]), a second release, and
+ * get_last_error (rc[7]: 1 if it returned non-NULL). Schemas and batches
+ * received are released.
+ */
+void hx_abuse_stream(struct ArrowArrayStream *s, int64_t *rc)
+{
+	struct ArrowArrayStream saved = *s;
+	struct ArrowSchema sch;
+	struct ArrowArray arr;
+	memset(&sch, 0, sizeof sch);
+	memset(&arr, 0, sizeof arr);
+	rc[0] = s->get_schema(s, &sch);
+	if (sch.release != NULL)
+		sch.release(&sch);
+	rc[1] = s->get_next(s, &arr);
+	if (arr.release != NULL)
+		arr.release(&arr);
+	rc[2] = s->get_next(s, NULL);
+	s->release(s);
+	memset(&arr, 0, sizeof arr);
+	memset(&sch, 0, sizeof sch);
+	rc[3] = saved.get_next(s, &arr);
+	rc[5] = arr.release == NULL;
+	if (arr.release != NULL)
+		arr.release(&arr);
+	rc[4] = saved.get_schema(s, &sch);
+	rc[6] = sch.release == NULL;
+	if (sch.release != NULL)
+		sch.release(&sch);
+	saved.release(s);
+	rc[7] = saved.get_last_error(s) != NULL;
+}
+
+/* ---- async: a handler that refuses ---------------------------------------- */
+
+enum {
+	HX_FAIL_SCHEMA = 1,          /* on_schema returns EINVAL, schema untouched */
+	HX_FAIL_SCHEMA_RELEASED = 2, /* on_schema releases the schema, returns EINVAL */
+	HX_FAIL_TASK = 4,            /* on_next_task fails on the first task, unextracted */
+	HX_FAIL_TASK_EXTRACTED = 8,  /* ... after extracting (and releasing) it */
+	HX_EXTRACT_TWICE = 16,       /* extract_data twice per task, then succeed */
+	HX_BAD_REQUEST = 32,         /* request(0) from on_schema */
+	HX_FAIL_END = 64,            /* on_next_task(NULL) returns EINVAL */
+};
+
+struct hx_handler {
+	struct ArrowAsyncDeviceStreamHandler h;
+	int mode;
+	int64_t schemas, tasks, ends, errors, releases;
+	int64_t second_extract_rc; /* the last second extract_data's result */
+	int64_t extracted_rows;
+	int last_code;
+};
+
+static int hx_on_schema(struct ArrowAsyncDeviceStreamHandler *h, struct ArrowSchema *s)
+{
+	struct hx_handler *x = h->private_data;
+	x->schemas++;
+	if (x->mode & HX_FAIL_SCHEMA)
+		return EINVAL;
+	if (s != NULL && s->release != NULL)
+		s->release(s);
+	if (x->mode & HX_FAIL_SCHEMA_RELEASED)
+		return EINVAL;
+	h->producer->request(h->producer, (x->mode & HX_BAD_REQUEST) ? 0 : 4);
+	return 0;
+}
+
+static int hx_extract(struct ArrowAsyncTask *t, struct hx_handler *x)
+{
+	struct ArrowDeviceArray out;
+	int rc;
+	memset(&out, 0, sizeof out);
+	rc = t->extract_data(t, &out);
+	if (rc == 0 && out.array.release != NULL) {
+		x->extracted_rows += out.array.length;
+		out.array.release(&out.array);
+	}
+	return rc;
+}
+
+static int hx_on_next_task(struct ArrowAsyncDeviceStreamHandler *h, struct ArrowAsyncTask *t, const char *md)
+{
+	struct hx_handler *x = h->private_data;
+	(void)md;
+	if (t == NULL) {
+		x->ends++;
+		return (x->mode & HX_FAIL_END) ? EINVAL : 0;
+	}
+	x->tasks++;
+	if (x->mode & HX_FAIL_TASK)
+		return EINVAL;
+	if (x->mode & HX_FAIL_TASK_EXTRACTED) {
+		hx_extract(t, x);
+		return EIO;
+	}
+	hx_extract(t, x);
+	if (x->mode & HX_EXTRACT_TWICE) {
+		struct ArrowDeviceArray out;
+		memset(&out, 0, sizeof out);
+		x->second_extract_rc = t->extract_data(t, &out);
+		if (out.array.release != NULL) /* a second batch: a bug, but no leak */
+			out.array.release(&out.array);
+	}
+	h->producer->request(h->producer, 1);
+	return 0;
+}
+
+static void hx_on_error(struct ArrowAsyncDeviceStreamHandler *h, int code, const char *msg, const char *md)
+{
+	struct hx_handler *x = h->private_data;
+	(void)msg;
+	(void)md;
+	x->errors++;
+	x->last_code = code;
+}
+
+static void hx_handler_release(struct ArrowAsyncDeviceStreamHandler *h)
+{
+	struct hx_handler *x = h->private_data;
+	x->releases++;
+	h->release = NULL; /* the struct stays: the test reads the counters */
+}
+
+struct hx_handler *hx_handler_new(int mode)
+{
+	struct hx_handler *x = xcalloc(1, sizeof *x);
+	x->mode = mode;
+	x->second_extract_rc = -1;
+	x->h.on_schema = hx_on_schema;
+	x->h.on_next_task = hx_on_next_task;
+	x->h.on_error = hx_on_error;
+	x->h.release = hx_handler_release;
+	x->h.private_data = x;
+	return x;
+}
+
+struct ArrowAsyncDeviceStreamHandler *hx_handler_struct(struct hx_handler *x) { return &x->h; }
+
+/* Counters: 0 on_schema calls, 1 tasks, 2 ends, 3 on_error calls, 4
+ * releases, 5 the last on_error code, 6 the second extract_data's result,
+ * 7 rows extracted. */
+int64_t hx_handler_counter(struct hx_handler *x, int which)
+{
+	switch (which) {
+	case 0:
+		return x->schemas;
+	case 1:
+		return x->tasks;
+	case 2:
+		return x->ends;
+	case 3:
+		return x->errors;
+	case 4:
+		return x->releases;
+	case 5:
+		return x->last_code;
+	case 6:
+		return x->second_extract_rc;
+	case 7:
+		return x->extracted_rows;
+	}
+	return -1;
+}
+
+void hx_handler_free(struct hx_handler *x) { free(x); }
+
+/* ---- async: a producer that calls a handler wrongly ---------------------- */
+
+struct hx_producer {
+	struct ArrowAsyncProducer p;
+	int64_t requests, cancels;
+};
+
+static void hx_request(struct ArrowAsyncProducer *p, int64_t n)
+{
+	(void)n;
+	((struct hx_producer *)p->private_data)->requests++;
+}
+
+static void hx_cancel(struct ArrowAsyncProducer *p) { ((struct hx_producer *)p->private_data)->cancels++; }
+
+static int64_t hx_task_extracts;
+
+/* A task this producer hands out: extract_data counts and gives nothing. */
+static int hx_task_extract(struct ArrowAsyncTask *t, struct ArrowDeviceArray *out)
+{
+	(void)t;
+	hx_task_extracts++;
+	if (out != NULL)
+		memset(out, 0, sizeof *out);
+	return 0;
+}
+
+int64_t hx_task_extract_calls(void) { return hx_task_extracts; }
+
+/*
+ * hx_produce_nulls drives handler h (a Go Handler) on the calling thread,
+ * breaking the rules. With handler->producer populated:
+ *   rc[0] on_schema(h, NULL)                 (a NULL schema)
+ *   rc[1] on_schema(NULL, schema)            (a NULL handler; the schema is
+ *                                             released here if still live)
+ *   rc[2] on_next_task(NULL, task, NULL)
+ *         on_error(NULL, EIO, NULL, NULL), release(NULL)
+ *   rc[3] on_next_task(h, task with extract_data NULL, NULL): only if
+ *         null_task (the Go side must never call it)
+ *         on_error(h, EIO, NULL message, NULL metadata)
+ * then it copies *h, calls release(h) (the Go handler frees h), and through
+ * the copy (C memory of its own, holding the stale private_data):
+ *   rc[4] on_schema(copy, schema), rc[5] on_next_task(copy, task, NULL),
+ *         on_error(copy, ...), release(copy) (a second release).
+ * rc[6]: request calls the handler made, rc[7]: cancel calls.
+ */
+void hx_produce_nulls(struct ArrowAsyncDeviceStreamHandler *h, int null_task, int64_t *rc)
+{
+	struct hx_producer *prod = xcalloc(1, sizeof *prod);
+	struct ArrowAsyncDeviceStreamHandler copy;
+	struct ArrowSchema s;
+	struct ArrowAsyncTask task = {hx_task_extract, NULL};
+	struct ArrowAsyncTask null_fn_task = {NULL, (void *)HX_POISON(0)};
+
+	prod->p.device_type = ARROW_DEVICE_CPU;
+	prod->p.request = hx_request;
+	prod->p.cancel = hx_cancel;
+	prod->p.private_data = prod;
+	h->producer = &prod->p;
+
+	rc[0] = h->on_schema(h, NULL);
+	hx_stream_schema(&s);
+	rc[1] = h->on_schema(NULL, &s);
+	if (s.release != NULL)
+		s.release(&s);
+	rc[2] = h->on_next_task(NULL, &task, NULL);
+	h->on_error(NULL, EIO, NULL, NULL);
+	h->release(NULL);
+	rc[3] = null_task ? h->on_next_task(h, &null_fn_task, NULL) : 0;
+	h->on_error(h, EIO, NULL, NULL);
+
+	copy = *h;
+	h->release(h); /* h is freed now */
+	hx_stream_schema(&s);
+	rc[4] = copy.on_schema(&copy, &s);
+	if (s.release != NULL)
+		s.release(&s);
+	rc[5] = copy.on_next_task(&copy, &task, NULL);
+	copy.on_error(&copy, EIO, "after release", NULL);
+	copy.release(&copy);
+	rc[6] = prod->requests;
+	rc[7] = prod->cancels;
+	free(prod);
+}
+
+/*
+ * hx_produce_null_extract drives h properly (a valid schema, then one task)
+ * except that the task's extract_data is NULL; then the end and release.
+ * Returns on_schema's result, or on_next_task's if that failed.
+ */
+int hx_produce_null_extract(struct ArrowAsyncDeviceStreamHandler *h)
+{
+	struct hx_producer *prod = xcalloc(1, sizeof *prod);
+	struct ArrowSchema s;
+	struct ArrowAsyncTask task = {NULL, (void *)HX_POISON(0)};
+	int rc;
+	prod->p.device_type = ARROW_DEVICE_CPU;
+	prod->p.request = hx_request;
+	prod->p.cancel = hx_cancel;
+	prod->p.private_data = prod;
+	h->producer = &prod->p;
+	hx_stream_schema(&s);
+	rc = h->on_schema(h, &s);
+	if (s.release != NULL)
+		s.release(&s);
+	if (rc == 0)
+		rc = h->on_next_task(h, &task, NULL);
+	if (rc == 0)
+		h->on_next_task(h, NULL, NULL);
+	h->release(h);
+	free(prod);
+	return rc;
+}
