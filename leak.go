@@ -17,6 +17,7 @@ type Leaks struct {
 	Exports        int64 // exported structs whose release has not run
 	Imports        int64 // imported structs whose producer release has not been called
 	DeviceArrays   int64 // DeviceArray and DeviceRecordBatch trees not yet released
+	DeviceAllocs   int64 // device memory blocks those trees hold (see also CachedMemory)
 	Handles        int   // live private_data handles
 	CAllocations   int64 // C heap blocks not yet freed
 	CallbackPanics int64 // callback bodies that panicked (recovered)
@@ -37,6 +38,7 @@ func LiveLeaks() Leaks {
 		Exports:        liveExports.Load(),
 		Imports:        liveImports.Load(),
 		DeviceArrays:   liveDeviceArrays.Load(),
+		DeviceAllocs:   liveDeviceAllocs.Load(),
 		Handles:        ffi.LiveHandles(),
 		CAllocations:   ffi.LiveAllocations(),
 		CallbackPanics: p,
@@ -52,6 +54,6 @@ func (l Leaks) Zero() bool {
 }
 
 func (l Leaks) String() string {
-	return fmt.Sprintf("exports=%d imports=%d device_arrays=%d handles=%d c_allocations=%d callback_panics=%d double_releases=%d",
-		l.Exports, l.Imports, l.DeviceArrays, l.Handles, l.CAllocations, l.CallbackPanics, l.DoubleReleases)
+	return fmt.Sprintf("exports=%d imports=%d device_arrays=%d device_allocs=%d handles=%d c_allocations=%d callback_panics=%d double_releases=%d",
+		l.Exports, l.Imports, l.DeviceArrays, l.DeviceAllocs, l.Handles, l.CAllocations, l.CallbackPanics, l.DoubleReleases)
 }
