@@ -1,8 +1,6 @@
 package cdevice_test
 
 import (
-	"bufio"
-	"os"
 	"reflect"
 	"runtime"
 	"strconv"
@@ -11,16 +9,8 @@ import (
 	"unsafe"
 
 	"github.com/purearrow/cdevice/abi"
+	"github.com/purearrow/cdevice/internal/testsupport"
 )
-
-// layoutArch maps GOARCH to the arch column of testdata/abi_layout.tsv
-// (measured with gcc from Arrow's abi.h and DLPack's dlpack.h).
-var layoutArch = map[string]string{
-	"amd64": "x86_64",
-	"arm64": "aarch64",
-	"386":   "i386",
-	"arm":   "armv7hf",
-}
 
 // layoutStructs maps the C struct names of the tsv to their Go mirrors.
 var layoutStructs = map[string]reflect.Type{
@@ -55,113 +45,25 @@ var layoutMacros = map[string]int64{
 	"ARROW_DEVICE_HEXAGON":          int64(abi.DeviceHexagon),
 }
 
-type layoutRow struct {
-	line                        int
-	strct, field, offset, value string
-	size                        uintptr
-}
-
-func readLayout(t *testing.T, arch string) []layoutRow {
-	t.Helper()
-	f, err := os.Open("testdata/abi_layout.tsv")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var rows []layoutRow
-	sc := bufio.NewScanner(f)
-	for n := 1; sc.Scan(); n++ {
-		if n == 1 { // header: arch struct field offset size value
-			continue
-		}
-		col := strings.Split(sc.Text(), "\t")
-		if len(col) != 6 {
-			t.Fatalf("abi_layout.tsv:%d: %d columns, want 6", n, len(col))
-		}
-		if col[0] != arch {
-			continue
-		}
-		size, err := strconv.ParseUint(col[4], 10, 64)
-		if err != nil {
-			t.Fatalf("abi_layout.tsv:%d: size %q: %v", n, col[4], err)
-		}
-		rows = append(rows, layoutRow{line: n, strct: col[1], field: col[2], offset: col[3], size: uintptr(size), value: col[5]})
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return rows
-}
-
-// goFieldName turns a C member name into the Go field name: snake_case to
-// CamelCase, with "id" written as the initialism "ID" (device_id → DeviceID).
-func goFieldName(c string) string {
-	var b strings.Builder
-	for _, part := range strings.Split(c, "_") {
-		if part == "id" {
-			b.WriteString("ID")
-			continue
-		}
-		b.WriteString(strings.ToUpper(part[:1]) + part[1:])
-	}
-	return b.String()
-}
-
-// resolveField finds the C member path (e.g. "array.length", "reserved[1]")
-// in typ and returns its offset, its size and the top-level Go field name.
-func resolveField(typ reflect.Type, path string) (off, size uintptr, top string, ok bool) {
-	cur := typ
-	for i, part := range strings.Split(path, ".") {
-		index := -1
-		if j := strings.IndexByte(part, '['); j >= 0 && strings.HasSuffix(part, "]") {
-			n, err := strconv.Atoi(part[j+1 : len(part)-1])
-			if err != nil {
-				return 0, 0, "", false
-			}
-			index, part = n, part[:j]
-		}
-		if cur.Kind() != reflect.Struct {
-			return 0, 0, "", false
-		}
-		f, found := cur.FieldByName(goFieldName(part))
-		if !found || len(f.Index) != 1 {
-			return 0, 0, "", false
-		}
-		if i == 0 {
-			top = f.Name
-		}
-		off += f.Offset
-		cur = f.Type
-		if index >= 0 {
-			if cur.Kind() != reflect.Array || index >= cur.Len() {
-				return 0, 0, "", false
-			}
-			cur = cur.Elem()
-			off += uintptr(index) * cur.Size()
-		}
-	}
-	return off, cur.Size(), top, true
-}
-
 // TestABILayout checks every abi struct against the C compiler's layout for
 // the architecture this test binary was built for. CI runs it natively on
 // amd64 and 386 and under qemu-user for arm and arm64.
 func TestABILayout(t *testing.T) {
-	arch, ok := layoutArch[runtime.GOARCH]
+	arch, ok := testsupport.LayoutArch[runtime.GOARCH]
 	if !ok {
 		t.Skipf("no C layout measured for GOARCH=%s", runtime.GOARCH)
 	}
-	rows := readLayout(t, arch)
+	rows := testsupport.ReadLayout(t, arch, nil)
 	if len(rows) == 0 {
 		t.Fatalf("abi_layout.tsv has no rows for %s", arch)
 	}
-	byStruct := map[string][]layoutRow{}
+	byStruct := map[string][]testsupport.LayoutRow{}
 	var order []string
 	for _, r := range rows {
-		if _, seen := byStruct[r.strct]; !seen {
-			order = append(order, r.strct)
+		if _, seen := byStruct[r.Struct]; !seen {
+			order = append(order, r.Struct)
 		}
-		byStruct[r.strct] = append(byStruct[r.strct], r)
+		byStruct[r.Struct] = append(byStruct[r.Struct], r)
 	}
 	for name := range layoutStructs {
 		if _, ok := byStruct[name]; !ok {
@@ -177,77 +79,22 @@ func TestABILayout(t *testing.T) {
 		case name == "(arrow-macro)":
 			t.Run("arrow-macro", func(t *testing.T) { checkMacros(t, rows) })
 		case name == "(dlpack-macro)" || strings.HasPrefix(name, "DL"):
-			// DLPack structs, enums and macros: checked once the dlpack
-			// package exists (it comes with the DLPack issue).
+			// DLPack structs, enums and macros: dlpack/layout_test.go.
 		default:
 			typ, ok := layoutStructs[name]
 			if !ok {
-				t.Errorf("abi_layout.tsv:%d: struct %s has no Go mirror in package abi", rows[0].line, name)
+				t.Errorf("abi_layout.tsv:%d: struct %s has no Go mirror in package abi", rows[0].Line, name)
 				continue
 			}
-			t.Run(name, func(t *testing.T) { checkStruct(t, typ, rows) })
+			t.Run(name, func(t *testing.T) { testsupport.CheckStruct(t, typ, rows) })
 		}
 	}
 }
 
-func checkStruct(t *testing.T, typ reflect.Type, rows []layoutRow) {
-	covered := map[string]bool{}
-	var sawSize, sawAlign bool
-	for _, r := range rows {
-		switch r.field {
-		case "(sizeof)":
-			sawSize = true
-			if got := typ.Size(); got != r.size {
-				t.Errorf("sizeof(%s) = %d, C says %d (tsv line %d)", typ, got, r.size, r.line)
-			}
-		case "(alignof)":
-			sawAlign = true
-			got := uintptr(typ.Align())
-			switch {
-			case got == r.size:
-			case runtime.GOARCH == "arm" && got == 4 && r.size == 8:
-				// Documented in package abi: Go cannot ask for 8 on arm
-				// without sync/atomic's noCopy types; structs that C sees come
-				// from cdevice.New or the Go heap, which align them to 8.
-				t.Logf("alignof(%s) = 4 in Go, 8 in C: allowed on arm", typ)
-			default:
-				t.Errorf("alignof(%s) = %d, C says %d (tsv line %d)", typ, got, r.size, r.line)
-			}
-		default:
-			off, size, top, ok := resolveField(typ, r.field)
-			if !ok {
-				t.Errorf("C member %s (tsv line %d) has no Go field %s in %s", r.field, r.line, goFieldName(r.field), typ)
-				continue
-			}
-			covered[top] = true
-			want, err := strconv.ParseUint(r.offset, 10, 64)
-			if err != nil {
-				t.Errorf("tsv line %d: offset %q: %v", r.line, r.offset, err)
-				continue
-			}
-			if off != uintptr(want) {
-				t.Errorf("offsetof(%s.%s) = %d, C says %d (tsv line %d)", typ, r.field, off, want, r.line)
-			}
-			if size != r.size {
-				t.Errorf("sizeof(%s.%s) = %d, C says %d (tsv line %d)", typ, r.field, size, r.size, r.line)
-			}
-		}
-	}
-	if !sawSize || !sawAlign {
-		t.Errorf("tsv lacks (sizeof) or (alignof) for %s", typ)
-	}
-	// The other direction: every named Go field stands for a C member.
-	for i := 0; i < typ.NumField(); i++ {
-		if f := typ.Field(i); f.Name != "_" && !covered[f.Name] {
-			t.Errorf("Go field %s.%s has no C member in the tsv", typ, f.Name)
-		}
-	}
-}
-
-func checkScalars(t *testing.T, rows []layoutRow) {
+func checkScalars(t *testing.T, rows []testsupport.LayoutRow) {
 	for _, r := range rows {
 		var got uintptr
-		switch r.field {
+		switch r.Field {
 		case "void*":
 			got = unsafe.Sizeof(uintptr(0))
 		case "ArrowDeviceType":
@@ -260,29 +107,29 @@ func checkScalars(t *testing.T, rows []layoutRow) {
 			// checkStruct asserts the result.
 			continue
 		default:
-			t.Errorf("tsv line %d: unknown scalar %q", r.line, r.field)
+			t.Errorf("tsv line %d: unknown scalar %q", r.Line, r.Field)
 			continue
 		}
-		if got != r.size {
-			t.Errorf("sizeof(%s) = %d in Go, C says %d (tsv line %d)", r.field, got, r.size, r.line)
+		if got != r.Size {
+			t.Errorf("sizeof(%s) = %d in Go, C says %d (tsv line %d)", r.Field, got, r.Size, r.Line)
 		}
 	}
 }
 
-func checkMacros(t *testing.T, rows []layoutRow) {
+func checkMacros(t *testing.T, rows []testsupport.LayoutRow) {
 	for _, r := range rows {
-		want, err := strconv.ParseInt(r.value, 10, 64)
+		want, err := strconv.ParseInt(r.Value, 10, 64)
 		if err != nil {
-			t.Errorf("tsv line %d: value %q: %v", r.line, r.value, err)
+			t.Errorf("tsv line %d: value %q: %v", r.Line, r.Value, err)
 			continue
 		}
-		got, ok := layoutMacros[r.field]
+		got, ok := layoutMacros[r.Field]
 		if !ok {
-			t.Errorf("tsv line %d: macro %s has no abi constant", r.line, r.field)
+			t.Errorf("tsv line %d: macro %s has no abi constant", r.Line, r.Field)
 			continue
 		}
 		if got != want {
-			t.Errorf("%s = %d in package abi, C says %d", r.field, got, want)
+			t.Errorf("%s = %d in package abi, C says %d", r.Field, got, want)
 		}
 	}
 }

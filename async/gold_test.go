@@ -6,154 +6,32 @@ import (
 	"fmt"
 	"io"
 	"iter"
-	"os"
-	"path/filepath"
 	"runtime"
-	"sort"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/purearrow/cdevice"
 	"github.com/purearrow/cdevice/abi"
 	"github.com/purearrow/cdevice/async"
 	"github.com/purearrow/cdevice/device"
+	"github.com/purearrow/cdevice/internal/testsupport"
 )
 
-// goldDir holds Arrow's integration gold files (see its README.md).
-const goldDir = "../testdata/arrow-integration/cpp-21.0.0"
+// The shared gold-file and comparison helpers (internal/testsupport).
+var (
+	goldCases       = testsupport.GoldCases
+	goldAllocator   = testsupport.CheckedAllocator
+	schemaDiffs     = testsupport.SchemaDiffs
+	checkBatch      = testsupport.CheckBatch
+	forEachIdentity = testsupport.ForEachIdentity
+)
 
-// goldCases lists the gold cases: every *.stream file in goldDir without
-// its extension, no-batch and zero-length cases included.
-func goldCases(tb testing.TB) []string {
-	tb.Helper()
-	files, err := filepath.Glob(filepath.Join(goldDir, "*.stream"))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if len(files) == 0 {
-		tb.Fatalf("no gold files in %s", goldDir)
-	}
-	cases := make([]string, len(files))
-	for i, f := range files {
-		cases[i] = strings.TrimSuffix(filepath.Base(f), ".stream")
-	}
-	sort.Strings(cases)
-	return cases
-}
-
-// goldAllocator is a checked allocator that fails the test if any of its
-// memory is still held when the test ends.
-func goldAllocator(tb testing.TB) memory.Allocator {
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	tb.Cleanup(func() { mem.AssertSize(tb, 0) })
-	return mem
-}
-
-// readGold reads every batch of the gold case: the expected values. They
-// stay retained until the test ends.
+// readGold reads every batch of a gold case's .stream file.
 func readGold(tb testing.TB, c string) (*arrow.Schema, []arrow.RecordBatch) {
-	tb.Helper()
-	f, err := os.Open(filepath.Join(goldDir, c+".stream"))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer f.Close()
-	r, err := ipc.NewReader(f, ipc.WithAllocator(goldAllocator(tb)))
-	if err != nil {
-		tb.Fatalf("%s: %v", c, err)
-	}
-	defer r.Release()
-	var recs []arrow.RecordBatch
-	tb.Cleanup(func() {
-		for _, rec := range recs {
-			rec.Release()
-		}
-	})
-	for r.Next() {
-		rec := r.RecordBatch()
-		rec.Retain()
-		recs = append(recs, rec)
-	}
-	if err := r.Err(); err != nil {
-		tb.Fatalf("%s: %v", c, err)
-	}
-	return r.Schema(), recs
-}
-
-// schemaDiffs compares two schemas in full: Equal, the schema's metadata,
-// and the metadata of every field at every depth. One line per difference.
-func schemaDiffs(want, got *arrow.Schema) []string {
-	if got == nil {
-		return []string{"got a nil schema"}
-	}
-	var d []string
-	if !want.Equal(got) {
-		d = append(d, fmt.Sprintf("schemas differ:\nwant %s\ngot  %s", want, got))
-	}
-	if !want.Metadata().Equal(got.Metadata()) {
-		d = append(d, fmt.Sprintf("schema metadata: want %v, got %v", want.Metadata(), got.Metadata()))
-	}
-	return append(d, fieldsDiffs("", want.Fields(), got.Fields())...)
-}
-
-func fieldsDiffs(path string, want, got []arrow.Field) []string {
-	if len(want) != len(got) {
-		return []string{fmt.Sprintf("%s: want %d fields, got %d", path, len(want), len(got))}
-	}
-	var d []string
-	for i := range want {
-		p := path + "/" + want[i].Name
-		if !want[i].Metadata.Equal(got[i].Metadata) {
-			d = append(d, fmt.Sprintf("%s: metadata: want %v, got %v", p, want[i].Metadata, got[i].Metadata))
-		}
-		d = append(d, fieldsDiffs(p, childFields(want[i].Type), childFields(got[i].Type))...)
-	}
-	return d
-}
-
-// childFields are the fields nested in dt, looking through extension and
-// dictionary types.
-func childFields(dt arrow.DataType) []arrow.Field {
-	for {
-		switch t := dt.(type) {
-		case arrow.ExtensionType:
-			dt = t.StorageType()
-		case *arrow.DictionaryType:
-			dt = t.ValueType
-		case arrow.NestedType:
-			return t.Fields()
-		default:
-			return nil
-		}
-	}
-}
-
-// checkBatch compares one received batch with the expected one.
-func checkBatch(tb testing.TB, i int, want, got arrow.RecordBatch) {
-	tb.Helper()
-	for _, d := range schemaDiffs(want.Schema(), got.Schema()) {
-		tb.Errorf("batch %d: %s", i, d)
-	}
-	if !array.RecordEqual(want, got) {
-		tb.Errorf("batch %d: values differ:\nwant %v\ngot  %v", i, want, got)
-	}
-}
-
-// forEachIdentity runs f with identity imports on (a batch we exported is
-// handed back directly) and off (the path a C producer's batches take).
-func forEachIdentity(t *testing.T, f func(t *testing.T)) {
-	for _, on := range []bool{false, true} {
-		name := map[bool]string{false: "full", true: "identity"}[on]
-		t.Run(name, func(t *testing.T) {
-			defer cdevice.SetIdentityImports(cdevice.SetIdentityImports(on))
-			f(t)
-		})
-	}
+	return testsupport.ReadGold(tb, c+".stream")
 }
 
 // copiedBatches is a Produce source: each record copied onto dev as it is

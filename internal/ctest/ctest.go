@@ -77,7 +77,7 @@ func Path(t testing.TB, name string) string {
 		}
 		t.Fatalf("ctest: gcc not found: %v", err)
 	}
-	root, err := moduleRoot()
+	root, err := ModuleRoot()
 	if err != nil {
 		t.Fatalf("ctest: %v", err)
 	}
@@ -135,7 +135,7 @@ func compile(name string) (lib *ffi.Library, skip bool, err error) {
 	if err != nil {
 		return nil, true, fmt.Errorf("gcc not found: %w", err)
 	}
-	root, err := moduleRoot()
+	root, err := ModuleRoot()
 	if err != nil {
 		return nil, false, err
 	}
@@ -165,9 +165,9 @@ func compile(name string) (lib *ffi.Library, skip bool, err error) {
 	return lib, false, nil
 }
 
-// moduleRoot walks up from the working directory (a test's package
+// ModuleRoot walks up from the working directory (a test's package
 // directory) to the directory holding go.mod.
-func moduleRoot() (string, error) {
+func ModuleRoot() (string, error) {
 	dir, err := os.Getwd()
 	if err != nil {
 		return "", err
