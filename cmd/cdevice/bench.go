@@ -16,12 +16,12 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/purearrow/cdevice"
 	"github.com/purearrow/cdevice/abi"
 	"github.com/purearrow/cdevice/async"
 	"github.com/purearrow/cdevice/device"
+	"github.com/purearrow/cdevice/internal/sample"
 	"github.com/purearrow/cdevice/stream"
 )
 
@@ -52,7 +52,7 @@ const (
 	benchStreamReps = 3
 	benchBatches    = 1000
 	benchAsyncDepth = 8
-	benchWideRows   = 1024
+	benchWideRows   = sample.WideRows
 )
 
 // byteSize is a flag.Value of bytes: 1048576, 64KiB, 256MiB, 1GiB (K, M, G
@@ -180,7 +180,7 @@ func bench(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 
-	rec := benchBatch()
+	rec := sample.WideBatch()
 	defer rec.Release()
 	for _, ip := range importPaths {
 		label := fmt.Sprintf("export+import (%s)", ip.name)
@@ -528,84 +528,4 @@ func formatCount(n float64) string {
 		return fmt.Sprintf("%.1fk", n/1e3)
 	}
 	return fmt.Sprintf("%.0f", n)
-}
-
-// benchBatch is the README's "16-column × 1024-row record batch"
-// (bench_test.go's wideBatch): common types, nulls in several columns.
-func benchBatch() arrow.RecordBatch {
-	schema := arrow.NewSchema([]arrow.Field{
-		{Name: "i64", Type: arrow.PrimitiveTypes.Int64},
-		{Name: "f64", Type: arrow.PrimitiveTypes.Float64},
-		{Name: "utf8", Type: arrow.BinaryTypes.String, Nullable: true},
-		{Name: "bool", Type: arrow.FixedWidthTypes.Boolean},
-		{Name: "list_i32", Type: arrow.ListOf(arrow.PrimitiveTypes.Int32), Nullable: true},
-		{Name: "struct", Type: arrow.StructOf(
-			arrow.Field{Name: "a", Type: arrow.PrimitiveTypes.Int32},
-			arrow.Field{Name: "b", Type: arrow.BinaryTypes.String, Nullable: true},
-		), Nullable: true},
-		{Name: "dict", Type: &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: arrow.BinaryTypes.String}},
-		{Name: "ts_us_utc", Type: &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}},
-		{Name: "dec128", Type: &arrow.Decimal128Type{Precision: 20, Scale: 4}},
-		{Name: "large_utf8", Type: arrow.BinaryTypes.LargeString},
-		{Name: "fsl_f32x4", Type: arrow.FixedSizeListOf(4, arrow.PrimitiveTypes.Float32)},
-		{Name: "map", Type: arrow.MapOf(arrow.BinaryTypes.String, arrow.PrimitiveTypes.Int64), Nullable: true},
-		{Name: "date32", Type: arrow.FixedWidthTypes.Date32},
-		{Name: "binary", Type: arrow.BinaryTypes.Binary},
-		{Name: "i8", Type: arrow.PrimitiveTypes.Int8},
-		{Name: "u64", Type: arrow.PrimitiveTypes.Uint64},
-	}, nil)
-
-	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
-	defer b.Release()
-	for i := range benchWideRows {
-		s := fmt.Sprintf("value-%d", i)
-		b.Field(0).(*array.Int64Builder).Append(int64(i) * 1000003)
-		b.Field(1).(*array.Float64Builder).Append(float64(i) / 7)
-		if sb := b.Field(2).(*array.StringBuilder); i%7 == 3 {
-			sb.AppendNull()
-		} else {
-			sb.Append(s)
-		}
-		b.Field(3).(*array.BooleanBuilder).Append(i%3 == 0)
-
-		lb := b.Field(4).(*array.ListBuilder)
-		if i%11 == 5 {
-			lb.AppendNull()
-		} else {
-			lb.Append(true)
-			for j := range i % 4 {
-				lb.ValueBuilder().(*array.Int32Builder).Append(int32(i + j))
-			}
-		}
-
-		stb := b.Field(5).(*array.StructBuilder)
-		stb.Append(true)
-		stb.FieldBuilder(0).(*array.Int32Builder).Append(int32(i))
-		stb.FieldBuilder(1).(*array.StringBuilder).Append(s)
-
-		// Appending a string to a fresh dictionary builder cannot fail.
-		_ = b.Field(6).(*array.BinaryDictionaryBuilder).AppendString(fmt.Sprintf("key-%d", i%16))
-		b.Field(7).(*array.TimestampBuilder).Append(arrow.Timestamp(1_700_000_000_000_000 + int64(i)))
-		b.Field(8).(*array.Decimal128Builder).Append(decimal128.FromI64(int64(i)*10000 + 1234))
-		b.Field(9).(*array.LargeStringBuilder).Append(s)
-
-		fb := b.Field(10).(*array.FixedSizeListBuilder)
-		fb.Append(true)
-		for j := range 4 {
-			fb.ValueBuilder().(*array.Float32Builder).Append(float32(i*4 + j))
-		}
-
-		mb := b.Field(11).(*array.MapBuilder)
-		mb.Append(true)
-		for j := range i % 3 {
-			mb.KeyBuilder().(*array.StringBuilder).Append(fmt.Sprintf("k%d", j))
-			mb.ItemBuilder().(*array.Int64Builder).Append(int64(i * j))
-		}
-
-		b.Field(12).(*array.Date32Builder).Append(arrow.Date32(19000 + i))
-		b.Field(13).(*array.BinaryBuilder).Append([]byte(s))
-		b.Field(14).(*array.Int8Builder).Append(int8(i))
-		b.Field(15).(*array.Uint64Builder).Append(uint64(i) << 33)
-	}
-	return b.NewRecordBatch()
 }
