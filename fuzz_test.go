@@ -6,14 +6,15 @@ package cdevice_test
 // blobs, ArrowSchema trees and ArrowArray trees, all built from fuzz input
 // in memory off the Go heap, as a C producer's would be.
 //
-// The memory sits in one mapping with PROT_NONE guard pages: the backing
-// store of array buffers (and the metadata blobs of FuzzMetadata) end right
-// at a guard page, so a read past what the producer declared faults instead
-// of quietly reading a neighbour. Each target only hands the importer
-// structs whose every access the C Data Interface entitles a consumer to
-// make stays inside that store (a producer that lies about its buffer sizes
-// cannot be defended against); within that, any input must give a value or
-// an error wrapping a sentinel, never a panic or a crash, and the
+// The memory (testsupport.GuardedMemory) is one mapping with PROT_NONE
+// guard pages: the backing store of array buffers (and the metadata blobs
+// of FuzzMetadata) end right at a guard page, so a read past what the
+// producer declared faults instead of quietly reading a neighbour. Each
+// target only hands the importer structs whose every access the C Data
+// Interface entitles a consumer to make stays inside that store (a
+// producer that lies about its buffer sizes cannot be defended against);
+// within that, any input must give a value or an error wrapping a
+// sentinel, never a panic or a crash, and the
 // producer's release must run exactly once.
 //
 // Run one with: go test -run XXX -fuzz '^FuzzImportArray$' -fuzztime 2m .
@@ -22,12 +23,8 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"math"
-	"os"
-	"runtime/debug"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 	"unsafe"
@@ -37,119 +34,11 @@ import (
 	"github.com/purearrow/cdevice"
 	"github.com/purearrow/cdevice/abi"
 	"github.com/purearrow/cdevice/internal/ffi"
+	"github.com/purearrow/cdevice/internal/testsupport"
 )
 
-// ---- guarded off-heap memory ---------------------------------------------
-
-const (
-	fzArenaSize = 256 << 10 // structs, pointer arrays, strings, metadata
-	fzStoreSize = 64 << 10  // the backing store buffers point into
-)
-
-// fzMem is one mapping: [guard][arena][guard][store][guard]. It is made
-// once per process (fuzz inputs run one at a time) and cleared per input.
-type fzMem struct {
-	arena, store []byte
-	used         int
-}
-
-var (
-	fzOnce sync.Once
-	fzM    *fzMem
-	fzErr  error
-)
-
-func fzMemory(t testing.TB) *fzMem {
-	t.Helper()
-	fzOnce.Do(func() {
-		page := os.Getpagesize()
-		arena := (fzArenaSize + page - 1) / page * page
-		store := (fzStoreSize + page - 1) / page * page
-		total := page + arena + page + store + page
-		region, err := syscall.Mmap(-1, 0, total, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANON)
-		if err != nil {
-			fzErr = err
-			return
-		}
-		for _, g := range []int{0, page + arena, total - page} {
-			if err := syscall.Mprotect(region[g:g+page], syscall.PROT_NONE); err != nil {
-				fzErr = err
-				return
-			}
-		}
-		s0 := page + arena + page
-		fzM = &fzMem{
-			arena: region[page : page+arena : page+arena],
-			// The store ends at the last guard page.
-			store: region[s0+store-fzStoreSize : s0+store : s0+store],
-		}
-	})
-	if fzErr != nil {
-		t.Skipf("no guarded mapping: %v", fzErr)
-	}
-	fzM.reset()
-	return fzM
-}
-
-func (m *fzMem) reset() {
-	clear(m.arena[:m.used])
-	clear(m.store)
-	m.used = 0
-}
-
-// alloc returns n zeroed bytes of the arena, 16-byte aligned, or nil when
-// the arena is full (inputs are bounded far below that).
-func (m *fzMem) alloc(n int) unsafe.Pointer {
-	start := (m.used + 15) &^ 15
-	if n <= 0 || start+n > len(m.arena) {
-		return nil
-	}
-	m.used = start + n
-	return unsafe.Pointer(&m.arena[start])
-}
-
-func (m *fzMem) cstring(b []byte) uintptr {
-	p := m.alloc(len(b) + 1)
-	if p == nil {
-		return 0
-	}
-	copy(unsafe.Slice((*byte)(p), len(b)), b)
-	return uintptr(p)
-}
-
-// blob copies b into the arena followed by pad zero bytes.
-func (m *fzMem) blob(b []byte, pad int) uintptr {
-	p := m.alloc(len(b) + pad)
-	if p == nil {
-		return 0
-	}
-	copy(unsafe.Slice((*byte)(p), len(b)), b)
-	return uintptr(p)
-}
-
-func (m *fzMem) ptrs(n int) []uintptr {
-	if n <= 0 {
-		return nil
-	}
-	p := m.alloc(n * int(unsafe.Sizeof(uintptr(0))))
-	if p == nil {
-		return nil
-	}
-	return unsafe.Slice((*uintptr)(p), n)
-}
-
-func (m *fzMem) storeAddr(off int) uintptr {
-	return uintptr(unsafe.Pointer(&m.store[0])) + uintptr(off)
-}
-
-// inStore reports whether [p, p+n) lies in the store.
-func (m *fzMem) inStore(p uintptr, n int64) bool {
-	lo := uintptr(unsafe.Pointer(&m.store[0]))
-	if p < lo || n < 0 {
-		return false
-	}
-	return int64(p-lo) <= int64(len(m.store)) && n <= int64(len(m.store))-int64(p-lo)
-}
+// The importer's sentinels: every refusal wraps one.
+var fzSentinels = []error{cdevice.ErrInvalid, cdevice.ErrReleased, cdevice.ErrUnsupported}
 
 // ---- counting release callbacks ---------------------------------------------
 
@@ -208,52 +97,7 @@ func fzRecords() ([]int, int) {
 	return append([]int(nil), fzReleases...), fzStray
 }
 
-// fzSentinel fails t unless err wraps one of the importer's sentinels.
-func fzSentinel(t *testing.T, what string, err error) {
-	t.Helper()
-	if !errors.Is(err, cdevice.ErrInvalid) && !errors.Is(err, cdevice.ErrReleased) && !errors.Is(err, cdevice.ErrUnsupported) {
-		t.Fatalf("%s: error %q wraps no sentinel", what, err)
-	}
-}
-
-// fzNoPanic runs f and turns a panic into a test failure naming what.
-func fzNoPanic(t *testing.T, what string, f func()) {
-	t.Helper()
-	defer func() {
-		if p := recover(); p != nil {
-			t.Fatalf("%s panicked: %v\n%s", what, p, debug.Stack())
-		}
-	}()
-	f()
-}
-
-// ---- a reader of fuzz programs ---------------------------------------------
-
-// fzProg hands out the bytes of a fuzz program; past its end it gives 0, so
-// every input is a complete program.
-type fzProg struct {
-	b []byte
-	i int
-}
-
-func (r *fzProg) byte() byte {
-	if r.i >= len(r.b) {
-		return 0
-	}
-	r.i++
-	return r.b[r.i-1]
-}
-
-func (r *fzProg) u16() int { return int(r.byte()) | int(r.byte())<<8 }
-
-func (r *fzProg) bytes(n int) []byte {
-	out := make([]byte, 0, n)
-	for range n {
-		out = append(out, r.byte())
-	}
-	return out
-}
-
+// fzProgWriter writes the programs testsupport.Prog reads (for seeds).
 // fzProgWriter writes the programs fzProg reads (for seeds).
 type fzProgWriter struct{ b []byte }
 
@@ -342,20 +186,20 @@ func FuzzMetadata(f *testing.F) {
 	f.Add(fzInt32s(3, 0, 0, 0, 0)) // the rest comes from the zero padding
 	f.Fuzz(func(t *testing.T, data []byte) {
 		const pad = 64
-		m := fzMemory(t)
-		if len(data) > len(m.store)-pad {
-			data = data[:len(m.store)-pad]
+		m := testsupport.Guarded(t)
+		if len(data) > len(m.Store)-pad {
+			data = data[:len(m.Store)-pad]
 		}
-		start := len(m.store) - pad - len(data)
-		copy(m.store[start:], data)
-		store := m.store[start:] // the blob, its padding, then the guard page
+		start := len(m.Store) - pad - len(data)
+		copy(m.Store[start:], data)
+		store := m.Store[start:] // the blob, its padding, then the guard page
 		verdict, used := fzMetadataPrecheck(store)
 		if verdict == mdOutside {
 			return // the decoder would be entitled to read past the store
 		}
 		var md arrow.Metadata
 		var err error
-		fzNoPanic(t, "DecodeMetadata", func() { md, err = cdevice.DecodeMetadata(unsafe.Pointer(&store[0])) })
+		testsupport.NoPanic(t, "DecodeMetadata", func() { md, err = cdevice.DecodeMetadata(unsafe.Pointer(&store[0])) })
 		switch {
 		case verdict == mdInvalid:
 			if !errors.Is(err, cdevice.ErrInvalid) {
@@ -434,64 +278,64 @@ type fzSchemaTree struct {
 // fzBuildSchema interprets prog: a node count (1..16), then per node an
 // opcode, a format, a name, flags, metadata, children (pointing at any node,
 // cycles and NULL entries allowed) and a dictionary. Node 0 is the root.
-func fzBuildSchema(m *fzMem, prog []byte) *fzSchemaTree {
-	r := &fzProg{b: prog}
-	n := 1 + int(r.byte()%16)
+func fzBuildSchema(m *testsupport.GuardedMemory, prog []byte) *fzSchemaTree {
+	r := testsupport.NewProg(prog)
+	n := 1 + int(r.Byte()%16)
 	tr := &fzSchemaTree{nodes: make([]*abi.Schema, n), released: make([]bool, n)}
 	for i := range tr.nodes {
-		tr.nodes[i] = (*abi.Schema)(m.alloc(int(unsafe.Sizeof(abi.Schema{}))))
+		tr.nodes[i] = (*abi.Schema)(m.Alloc(int(unsafe.Sizeof(abi.Schema{}))))
 	}
 	for i, s := range tr.nodes {
-		op := r.byte()
+		op := r.Byte()
 		// format
-		switch f := int(r.byte()); {
+		switch f := int(r.Byte()); {
 		case f < len(fzFormats):
-			s.Format = m.cstring([]byte(fzFormats[f]))
+			s.Format = m.CString([]byte(fzFormats[f]))
 		case f == 255:
 			s.Format = 0
 		default:
-			s.Format = m.cstring(r.bytes(int(r.byte() % 12)))
+			s.Format = m.CString(r.Bytes(int(r.Byte() % 12)))
 		}
 		// name
-		switch k := r.byte() % 9; {
+		switch k := r.Byte() % 9; {
 		case k == 0:
 			s.Name = 0
 		case int(k) <= len(fzNames):
-			s.Name = m.cstring([]byte(fzNames[k-1]))
+			s.Name = m.CString([]byte(fzNames[k-1]))
 		default:
-			s.Name = m.cstring(r.bytes(int(r.byte() % 8)))
+			s.Name = m.CString(r.Bytes(int(r.Byte() % 8)))
 		}
 		// flags: the three defined bits, and with the high bit garbage
-		fl := r.byte()
+		fl := r.Byte()
 		s.Flags = int64(fl & 7)
 		if fl&0x80 != 0 {
 			s.Flags |= 1 << 40
 		}
 		// metadata: none, one from the table, or raw bytes that the
 		// precheck finds safe to hand a decoder
-		switch k := int(r.byte()); {
+		switch k := int(r.Byte()); {
 		case k == 0:
 		case k <= len(fzMetadataTable):
-			s.Metadata = m.blob(fzMetadataTable[k-1], 0)
+			s.Metadata = m.Blob(fzMetadataTable[k-1], 0)
 		default:
-			raw := r.bytes(int(r.byte() % 48))
+			raw := r.Bytes(int(r.Byte() % 48))
 			const pad = 8
 			if v, _ := fzMetadataPrecheck(append(raw, make([]byte, pad)...)); v != mdOutside {
-				s.Metadata = m.blob(raw, pad)
+				s.Metadata = m.Blob(raw, pad)
 			}
 		}
 		// children
-		switch c := r.byte(); {
+		switch c := r.Byte(); {
 		case c&0xc0 == 0xc0: // lying: no children array
 			s.NChildren = []int64{1, 3, -1, 1 << 40}[c&3]
 		case c&0xc0 == 0x80: // lying: a negative count with an array
 			s.NChildren = -1
-			s.Children = uintptr(unsafe.Pointer(&m.ptrs(1)[0]))
+			s.Children = uintptr(unsafe.Pointer(&m.Ptrs(1)[0]))
 		default:
 			k := int(c % 5)
-			kids := m.ptrs(k)
+			kids := m.Ptrs(k)
 			for j := range kids {
-				if e := r.byte(); e != 0xff {
+				if e := r.Byte(); e != 0xff {
 					kids[j] = uintptr(unsafe.Pointer(tr.nodes[int(e)%n]))
 				}
 			}
@@ -501,7 +345,7 @@ func fzBuildSchema(m *fzMem, prog []byte) *fzSchemaTree {
 			}
 		}
 		// dictionary
-		if d := r.byte(); d&1 != 0 {
+		if d := r.Byte(); d&1 != 0 {
 			s.Dictionary = uintptr(unsafe.Pointer(tr.nodes[int(d>>1)%n]))
 		}
 		s.PrivateData = fzNewRecord()
@@ -632,7 +476,7 @@ func FuzzImportSchema(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, prog []byte) {
-		m := fzMemory(t)
+		m := testsupport.Guarded(t)
 		fzResetRecords()
 		tr := fzBuildSchema(m, prog)
 		// A DAG that unrolls past this many nodes is not handed to the
@@ -647,7 +491,7 @@ func FuzzImportSchema(f *testing.F) {
 		var field arrow.Field
 		var sc *arrow.Schema
 		var err error
-		fzNoPanic(t, "import", func() {
+		testsupport.NoPanic(t, "import", func() {
 			if asSchema {
 				sc, err = cdevice.ImportSchema(root)
 			} else {
@@ -671,7 +515,7 @@ func FuzzImportSchema(f *testing.F) {
 			t.Fatalf("released root: %v, want ErrReleased", err)
 		}
 		if err != nil {
-			fzSentinel(t, "import", err)
+			testsupport.WantSentinel(t, "import", err, fzSentinels...)
 			return
 		}
 		if l := cdevice.LiveLeaks(); l.Imports != leaksBefore.Imports || l.Exports != leaksBefore.Exports {
@@ -778,8 +622,8 @@ func fzLayout(dt arrow.DataType) (nbuf int, kids []arrow.DataType) {
 
 // fzArrayBuilder builds ArrowArray trees from a program.
 type fzArrayBuilder struct {
-	m     *fzMem
-	r     *fzProg
+	m     *testsupport.GuardedMemory
+	r     *testsupport.Prog
 	nodes int
 }
 
@@ -796,20 +640,20 @@ var (
 func (b *fzArrayBuilder) build(dt arrow.DataType, depth int) *abi.Array {
 	m, r := b.m, b.r
 	b.nodes++
-	a := (*abi.Array)(m.alloc(int(unsafe.Sizeof(abi.Array{}))))
+	a := (*abi.Array)(m.Alloc(int(unsafe.Sizeof(abi.Array{}))))
 	if a == nil {
 		return nil
 	}
-	h := r.byte()
-	a.Length = int64(r.byte())
+	h := r.Byte()
+	a.Length = int64(r.Byte())
 	if h&1 != 0 {
 		a.Length = fzHostileLengths[int(a.Length)%len(fzHostileLengths)]
 	}
-	a.Offset = int64(r.byte() % 32)
+	a.Offset = int64(r.Byte() % 32)
 	if h&2 != 0 {
 		a.Offset = fzHostileOffsets[int(a.Offset)%len(fzHostileOffsets)]
 	}
-	switch nc := r.byte(); nc % 4 {
+	switch nc := r.Byte(); nc % 4 {
 	case 0:
 		a.NullCount = 0
 	case 1:
@@ -824,14 +668,14 @@ func (b *fzArrayBuilder) build(dt arrow.DataType, depth int) *abi.Array {
 		nbuf += int(h>>6) % 3 // variadic data buffers
 	}
 	if h&4 != 0 { // lying about n_buffers (0..8)
-		nbuf = int(r.byte() % 9)
+		nbuf = int(r.Byte() % 9)
 	}
 	a.NBuffers = int64(nbuf)
-	if bufs := m.ptrs(nbuf); bufs != nil {
+	if bufs := m.Ptrs(nbuf); bufs != nil {
 		a.Buffers = uintptr(unsafe.Pointer(&bufs[0]))
 		for i := range bufs {
-			if sel := r.byte(); sel != 0 {
-				bufs[i] = m.storeAddr(r.u16() * 8 % len(m.store))
+			if sel := r.Byte(); sel != 0 {
+				bufs[i] = m.StoreAddr(r.U16() * 8 % len(m.Store))
 			}
 		}
 	}
@@ -841,13 +685,13 @@ func (b *fzArrayBuilder) build(dt arrow.DataType, depth int) *abi.Array {
 	}
 	nkids := len(kids)
 	if h&16 != 0 { // lying about n_children (0..4)
-		nkids = int(r.byte() % 5)
+		nkids = int(r.Byte() % 5)
 	}
 	a.NChildren = int64(nkids)
-	if ptrs := m.ptrs(nkids); ptrs != nil {
+	if ptrs := m.Ptrs(nkids); ptrs != nil {
 		a.Children = uintptr(unsafe.Pointer(&ptrs[0]))
 		for i := range ptrs {
-			sel := r.byte()
+			sel := r.Byte()
 			if sel == 0xff || depth > 4 {
 				continue // a NULL child pointer
 			}
@@ -868,7 +712,7 @@ func (b *fzArrayBuilder) build(dt arrow.DataType, depth int) *abi.Array {
 	if h&32 != 0 && nkids > 0 { // a NULL children array with n_children > 0
 		a.Children = 0
 	}
-	sel := r.byte()
+	sel := r.Byte()
 	switch d, isDict := dt.(*arrow.DictionaryType); {
 	case isDict && sel != 0xff && depth <= 4:
 		a.Dictionary = uintptr(unsafe.Pointer(b.build(d.ValueType, depth+1)))
@@ -887,7 +731,7 @@ func (b *fzArrayBuilder) build(dt arrow.DataType, depth int) *abi.Array {
 // each variadic buffer of a view array up to its declared size. Children
 // and dictionaries are checked as the types they stand for (an extra child
 // as int32), whatever the parent's counts.
-func fzEntitled(m *fzMem, a *abi.Array, dt arrow.DataType, depth int) bool {
+func fzEntitled(m *testsupport.GuardedMemory, a *abi.Array, dt arrow.DataType, depth int) bool {
 	if a == nil || depth > 8 {
 		return true
 	}
@@ -919,7 +763,7 @@ func fzEntitled(m *fzMem, a *abi.Array, dt arrow.DataType, depth int) bool {
 	bufs := unsafe.Slice((*uintptr)(abi.Pointer(a.Buffers)), a.NBuffers)
 	// need checks buffer i (if present and counted) for n bytes.
 	need := func(i int, n int64) bool {
-		return i >= len(bufs) || bufs[i] == 0 || m.inStore(bufs[i], n)
+		return i >= len(bufs) || bufs[i] == 0 || m.InStore(bufs[i], n)
 	}
 	bits := func(n int64) int64 { return (n + 7) / 8 }
 	mulOK := func(x, y int64) (int64, bool) {
@@ -936,7 +780,7 @@ func fzEntitled(m *fzMem, a *abi.Array, dt arrow.DataType, depth int) bool {
 		return v
 	}
 	read32 := func(i int, idx int64) (int64, bool) {
-		if i >= len(bufs) || bufs[i] == 0 || !m.inStore(bufs[i], (idx+1)*4) {
+		if i >= len(bufs) || bufs[i] == 0 || !m.InStore(bufs[i], (idx+1)*4) {
 			return 0, false
 		}
 		return int64(*(*int32)(unsafe.Add(abi.Pointer(bufs[i]), idx*4))), true
@@ -995,7 +839,7 @@ func fzEntitled(m *fzMem, a *abi.Array, dt arrow.DataType, depth int) bool {
 		if sizes == 0 {
 			return true
 		}
-		if !m.inStore(sizes, int64(nvar)*8) {
+		if !m.InStore(sizes, int64(nvar)*8) {
 			return false
 		}
 		for k := range nvar {
@@ -1140,13 +984,13 @@ func FuzzImportArray(f *testing.F) {
 		f.Add(s.typ|0x40, s.contents, s.prog)
 	}
 	f.Fuzz(func(t *testing.T, typ uint8, contents []byte, prog []byte) {
-		m := fzMemory(t)
+		m := testsupport.Guarded(t)
 		fzResetRecords()
-		copy(m.store, contents)
+		copy(m.Store, contents)
 		dt := fzArrayTypes[int(typ&0x3f)%len(fzArrayTypes)]
 		full := typ&0x80 != 0
 		asBatch := typ&0x40 != 0 && dt.ID() == arrow.STRUCT
-		b := &fzArrayBuilder{m: m, r: &fzProg{b: prog}}
+		b := &fzArrayBuilder{m: m, r: testsupport.NewProg(prog)}
 		root := b.build(dt, 0)
 		if root == nil || !fzEntitled(m, root, dt, 0) {
 			return // a lie about buffer sizes that no consumer can catch
@@ -1158,7 +1002,7 @@ func FuzzImportArray(f *testing.F) {
 		before := cdevice.LiveLeaks()
 		var got arrow.Array
 		var err error
-		fzNoPanic(t, "import", func() {
+		testsupport.NoPanic(t, "import", func() {
 			if asBatch {
 				st := dt.(*arrow.StructType)
 				var rb arrow.RecordBatch
@@ -1172,11 +1016,11 @@ func FuzzImportArray(f *testing.F) {
 			}
 		})
 		if err != nil {
-			fzSentinel(t, "import", err)
+			testsupport.WantSentinel(t, "import", err, fzSentinels...)
 		} else {
 			if !full {
 				if verr := cdevice.ValidateFull(got); verr != nil {
-					fzSentinel(t, "ValidateFull", verr)
+					testsupport.WantSentinel(t, "ValidateFull", verr, fzSentinels...)
 					got.Release()
 					got = nil
 				}
@@ -1208,21 +1052,10 @@ func FuzzImportArray(f *testing.F) {
 // fzRead reads every value of a (which passed full validation).
 func fzRead(t *testing.T, a arrow.Array) {
 	t.Helper()
-	fzNoPanic(t, fmt.Sprintf("reading a validated %s of length %d", a.DataType(), a.Len()), func() {
-		for i := range a.Len() {
-			_ = a.ValueStr(i)
-			_ = a.IsNull(i)
-		}
-		if !array.Equal(a, a) {
-			t.Fatalf("a validated %s array is not equal to itself", a.DataType())
-		}
-		// Not for empty arrays: arrow-go's DenseUnion.String panics on one
-		// with a non-zero offset (RawValueOffsets slices an empty slice;
-		// testdata/fuzz/FuzzImportArray/dense_union_empty_with_offset).
-		if a.Len() > 0 {
-			_ = a.String()
-		}
-	})
+	testsupport.ReadValues(t, a)
+	if !array.Equal(a, a) {
+		t.Fatalf("a validated %s array is not equal to itself", a.DataType())
+	}
 }
 
 // TestFuzzSeedsImport keeps the seeds meaningful: every array seed is a
@@ -1231,13 +1064,13 @@ func fzRead(t *testing.T, a arrow.Array) {
 func TestFuzzSeedsImport(t *testing.T) {
 	for _, s := range fzArraySeeds() {
 		dt := fzArrayTypes[s.typ]
-		m := fzMemory(t)
+		m := testsupport.Guarded(t)
 		fzResetRecords()
-		copy(m.store, s.contents)
-		b := &fzArrayBuilder{m: m, r: &fzProg{b: s.prog}}
+		copy(m.Store, s.contents)
+		b := &fzArrayBuilder{m: m, r: testsupport.NewProg(s.prog)}
 		root := b.build(dt, 0)
-		if b.r.i != len(s.prog) {
-			t.Errorf("%s: the program has %d bytes, the builder read %d", dt, len(s.prog), b.r.i)
+		if b.r.Read() != len(s.prog) {
+			t.Errorf("%s: the program has %d bytes, the builder read %d", dt, len(s.prog), b.r.Read())
 		}
 		if !fzEntitled(m, root, dt, 0) {
 			t.Errorf("%s: seed reads outside the store", dt)
@@ -1252,7 +1085,7 @@ func TestFuzzSeedsImport(t *testing.T) {
 		got.Release()
 	}
 	for i, prog := range fzSchemaSeeds()[:7] {
-		m := fzMemory(t)
+		m := testsupport.Guarded(t)
 		fzResetRecords()
 		tr := fzBuildSchema(m, prog)
 		var err error
@@ -1281,7 +1114,7 @@ func TestImportSchemaSharedChildren(t *testing.T) {
 		nodes = append(nodes, fzSchemaNode{format: fzFormat("+s"), name: 2, kids: []int{i + 1, i + 1, i + 1, i + 1}, dict: -1})
 	}
 	nodes = append(nodes, fzSchemaNode{format: fzFormat("i"), name: 2, dict: -1})
-	m := fzMemory(t)
+	m := testsupport.Guarded(t)
 	fzResetRecords()
 	tr := fzBuildSchema(m, fzSchemaSeed(nodes...))
 	done := make(chan error, 1)
@@ -1322,20 +1155,20 @@ func TestImportLengthNearMaxInt64(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			m := fzMemory(t)
+			m := testsupport.Guarded(t)
 			fzResetRecords()
-			a := (*abi.Array)(m.alloc(int(unsafe.Sizeof(abi.Array{}))))
-			bufs := m.ptrs(len(c.bufs))
+			a := (*abi.Array)(m.Alloc(int(unsafe.Sizeof(abi.Array{}))))
+			bufs := m.Ptrs(len(c.bufs))
 			for i, p := range c.bufs {
 				if p >= 0 {
-					bufs[i] = m.storeAddr(p)
+					bufs[i] = m.StoreAddr(p)
 				}
 			}
 			a.Length, a.NBuffers, a.Buffers = c.length, int64(len(bufs)), uintptr(unsafe.Pointer(&bufs[0]))
 			a.PrivateData, a.Release = fzNewRecord(), fzArrayRelease.Ptr()
 			var got arrow.Array
 			var err error
-			fzNoPanic(t, "import", func() { got, err = cdevice.ImportArrayWithType(a, c.dt, cdevice.WithFullValidation()) })
+			testsupport.NoPanic(t, "import", func() { got, err = cdevice.ImportArrayWithType(a, c.dt, cdevice.WithFullValidation()) })
 			if err == nil {
 				got.Release()
 			}

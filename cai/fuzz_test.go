@@ -18,57 +18,17 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
-	"os"
-	"runtime/debug"
-	"sync"
-	"syscall"
 	"testing"
 	"unsafe"
 
-	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/purearrow/cdevice"
 	"github.com/purearrow/cdevice/abi"
 	"github.com/purearrow/cdevice/cai"
 	"github.com/purearrow/cdevice/device"
+	"github.com/purearrow/cdevice/internal/testsupport"
 )
-
-const fzStoreSize = 64 << 10
-
-var (
-	fzOnce  sync.Once
-	fzStore []byte // ends at a PROT_NONE page, starts after one
-	fzErr   error
-)
-
-func fzMemory(t testing.TB) []byte {
-	t.Helper()
-	fzOnce.Do(func() {
-		page := os.Getpagesize()
-		store := (fzStoreSize + page - 1) / page * page
-		total := page + store + page
-		region, err := syscall.Mmap(-1, 0, total, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANON)
-		if err != nil {
-			fzErr = err
-			return
-		}
-		for _, g := range []int{0, total - page} {
-			if err := syscall.Mprotect(region[g:g+page], syscall.PROT_NONE); err != nil {
-				fzErr = err
-				return
-			}
-		}
-		fzStore = region[page+store-fzStoreSize : page+store : page+store]
-	})
-	if fzErr != nil {
-		t.Skipf("no guarded mapping: %v", fzErr)
-	}
-	clear(fzStore)
-	return fzStore
-}
 
 // fzCUDA is a CUDA-typed device whose memory is the host's (the CPU
 // device's methods), so that descriptors can point into the store. It
@@ -82,21 +42,6 @@ func (fzCUDA) Name() string         { return "fuzz cuda:11" }
 
 var fzDev = fzCUDA{device.CPU}
 
-type fzProg struct {
-	b []byte
-	i int
-}
-
-func (r *fzProg) byte() byte {
-	if r.i >= len(r.b) {
-		return 0
-	}
-	r.i++
-	return r.b[r.i-1]
-}
-
-func (r *fzProg) u16() int { return int(r.byte()) | int(r.byte())<<8 }
-
 var (
 	fzTypestrs = []string{"<i1", "<i2", "<i4", "<i8", "|u1", "<u2", "<u4", "<u8", "<f2", "<f4", "<f8", "|b1",
 		"<M8[ns]", "<m8[us]", "<M8", ">i4", ">f8", "<c8", "|V8", "|S4", "<U2", "|O8", "|i1", "|i4", "<f16",
@@ -109,18 +54,18 @@ var (
 // fzDescriptor interprets prog as a descriptor: version, shape, strides,
 // typestr, descr, data position and read-only flag, stream, and a mask
 // (one level: a mask has no mask of its own unless the program says so).
-func fzDescriptor(r *fzProg, store []byte, depth int) *cai.Interface {
-	h := r.byte()
+func fzDescriptor(r *testsupport.Prog, store []byte, depth int) *cai.Interface {
+	h := r.Byte()
 	d := &cai.Interface{Version: 3}
 	if h&1 != 0 {
-		d.Version = int(int8(r.byte())) % 6
+		d.Version = int(int8(r.Byte())) % 6
 	}
-	nd := int(r.byte() % 5)
+	nd := int(r.Byte() % 5)
 	if h&2 != 0 && nd == 0 {
 		d.Shape = []int64{} // a 0-d array
 	}
 	for range nd {
-		if v := r.byte(); v < 0xf8 {
+		if v := r.Byte(); v < 0xf8 {
 			d.Shape = append(d.Shape, int64(v%8))
 		} else {
 			d.Shape = append(d.Shape, fzDims[int(v)%len(fzDims)])
@@ -130,18 +75,18 @@ func fzDescriptor(r *fzProg, store []byte, depth int) *cai.Interface {
 		d.Strides = []int64{}
 		n := nd
 		if h&8 != 0 {
-			n = int(r.byte() % 5) // maybe not one per dimension
+			n = int(r.Byte() % 5) // maybe not one per dimension
 		}
 		for range n {
-			if v := r.byte(); v < 0xf8 {
+			if v := r.Byte(); v < 0xf8 {
 				d.Strides = append(d.Strides, int64(int8(v)%32))
 			} else {
 				d.Strides = append(d.Strides, fzStrides[int(v)%len(fzStrides)])
 			}
 		}
 	}
-	d.Typestr = fzTypestrs[int(r.byte())%len(fzTypestrs)]
-	switch v := r.byte() % 8; v {
+	d.Typestr = fzTypestrs[int(r.Byte())%len(fzTypestrs)]
+	switch v := r.Byte() % 8; v {
 	case 1:
 		d.Descr = []cai.Field{{Typestr: d.Typestr}}
 	case 2:
@@ -150,16 +95,16 @@ func fzDescriptor(r *fzProg, store []byte, depth int) *cai.Interface {
 		d.Descr = []cai.Field{{Typestr: "<f4"}, {Typestr: "<i4"}}
 	}
 	if h&16 == 0 {
-		d.Data.Ptr = uintptr(unsafe.Pointer(&store[0])) + uintptr(r.u16()*8%len(store))
+		d.Data.Ptr = uintptr(unsafe.Pointer(&store[0])) + uintptr(r.U16()*8%len(store))
 	}
 	d.Data.ReadOnly = h&32 != 0
 	if h&64 != 0 {
-		s := fzStreams[int(r.byte())%len(fzStreams)]
+		s := fzStreams[int(r.Byte())%len(fzStreams)]
 		d.Stream = &s
 	}
 	if h&128 != 0 && depth < 2 {
 		d.Mask = fzDescriptor(r, store, depth+1)
-		if r.byte()&1 == 0 { // usually a mask of the same shape, one byte each
+		if r.Byte()&1 == 0 { // usually a mask of the same shape, one byte each
 			d.Mask.Shape = append([]int64(nil), d.Shape...)
 			d.Mask.Typestr = "|b1"
 			d.Mask.Strides = nil
@@ -255,43 +200,12 @@ func fzImport(t *testing.T, store []byte, d *cai.Interface, opts byte) {
 	before := cdevice.LiveLeaks()
 	var da *cdevice.DeviceArray
 	var err error
-	func() {
-		defer func() {
-			if p := recover(); p != nil {
-				t.Fatalf("Import panicked: %v\n%s", p, debug.Stack())
-			}
-		}()
-		da, err = cai.Import(context.Background(), d, io...)
-	}()
+	testsupport.NoPanic(t, "Import", func() { da, err = cai.Import(context.Background(), d, io...) })
 	if err != nil {
-		if !errors.Is(err, cdevice.ErrInvalid) && !errors.Is(err, cdevice.ErrUnsupported) && !errors.Is(err, cdevice.ErrNoDevice) {
-			t.Fatalf("error %q wraps no sentinel", err)
-		}
+		testsupport.WantSentinel(t, "Import", err, cdevice.ErrInvalid, cdevice.ErrUnsupported, cdevice.ErrNoDevice)
 		return
 	}
-	func() {
-		defer func() {
-			if p := recover(); p != nil {
-				t.Fatalf("reading the imported %s panicked: %v\n%s", da.Type, p, debug.Stack())
-			}
-		}()
-		arr, err := da.ToHost(context.Background())
-		if err != nil {
-			t.Fatalf("ToHost of an imported descriptor: %v", err)
-		}
-		defer arr.Release()
-		if err := cdevice.ValidateFull(arr); err != nil {
-			t.Fatalf("the imported %s is not valid: %v", arr.DataType(), err)
-		}
-		vals := arrow.Array(arr)
-		if ext, ok := arr.(array.ExtensionArray); ok {
-			vals = ext.Storage()
-		}
-		for i := range vals.Len() {
-			_ = vals.ValueStr(i)
-		}
-		_ = arr.String()
-	}()
+	testsupport.ReadDeviceArray(t, "an imported descriptor", da)
 	da.Release()
 	if opts&4 != 0 && owner != 1 {
 		t.Fatalf("the owner was released %d times, want 1", owner)
@@ -326,18 +240,11 @@ func FuzzImport(f *testing.F) {
 	f.Add([]byte{64, 1, 4, 2, 0, 0, 0, 1}, byte(0), []byte{})
 	f.Add([]byte{1, 2, 1, 3, 3, 0, 0, 0}, byte(0), []byte{})
 	f.Fuzz(func(t *testing.T, prog []byte, opts byte, contents []byte) {
-		store := fzMemory(t)
+		store := testsupport.Guarded(t).Store
 		copy(store, contents)
-		d := fzDescriptor(&fzProg{b: prog}, store, 0)
+		d := fzDescriptor(testsupport.NewProg(prog), store, 0)
 		var verr error
-		func() {
-			defer func() {
-				if p := recover(); p != nil {
-					t.Fatalf("Validate panicked: %v", p)
-				}
-			}()
-			verr = d.Validate()
-		}()
+		testsupport.NoPanic(t, "Validate", func() { verr = d.Validate() })
 		if verr == nil {
 			j := fzMarshal(t, d)
 			var back cai.Interface
@@ -347,8 +254,8 @@ func FuzzImport(f *testing.F) {
 			if j2 := fzMarshal(t, &back); !bytes.Equal(j, j2) {
 				t.Fatalf("JSON round trip:\n%s\n%s", j, j2)
 			}
-		} else if !errors.Is(verr, cdevice.ErrInvalid) && !errors.Is(verr, cdevice.ErrUnsupported) {
-			t.Fatalf("Validate: error %q wraps no sentinel", verr)
+		} else {
+			testsupport.WantSentinel(t, "Validate", verr, cdevice.ErrInvalid, cdevice.ErrUnsupported)
 		}
 		fzImport(t, store, d, opts)
 	})
@@ -368,18 +275,11 @@ func FuzzImportJSON(f *testing.F) {
 	f.Add([]byte(`{"shape":[],"typestr":"<f4","data":[16,false],"version":3}`), byte(0), []byte{})
 	f.Add([]byte(`{"shape":[1e3],"typestr":"<f4","data":[null,false]}`), byte(0), []byte{})
 	f.Fuzz(func(t *testing.T, j []byte, opts byte, contents []byte) {
-		store := fzMemory(t)
+		store := testsupport.Guarded(t).Store
 		copy(store, contents)
 		var d cai.Interface
 		var err error
-		func() {
-			defer func() {
-				if p := recover(); p != nil {
-					t.Fatalf("UnmarshalJSON panicked: %v", p)
-				}
-			}()
-			err = json.Unmarshal(j, &d)
-		}()
+		testsupport.NoPanic(t, "UnmarshalJSON", func() { err = json.Unmarshal(j, &d) })
 		if err != nil {
 			return // json's own errors, or the descriptor's
 		}

@@ -14,89 +14,18 @@ package dlpack_test
 // Run: go test -run XXX -fuzz '^FuzzImport$' -fuzztime 2m ./dlpack
 
 import (
-	"context"
-	"errors"
 	"math"
-	"os"
-	"runtime/debug"
 	"sync"
-	"syscall"
 	"testing"
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/purearrow/cdevice"
 	"github.com/purearrow/cdevice/abi"
 	"github.com/purearrow/cdevice/dlpack"
 	"github.com/purearrow/cdevice/internal/ffi"
+	"github.com/purearrow/cdevice/internal/testsupport"
 )
-
-const (
-	fzArenaSize = 64 << 10
-	fzStoreSize = 64 << 10
-)
-
-// fzMem is [guard][arena][guard][store][guard], made once per process.
-type fzMem struct {
-	arena, store []byte
-	used         int
-}
-
-var (
-	fzOnce sync.Once
-	fzM    *fzMem
-	fzErr  error
-)
-
-func fzMemory(t testing.TB) *fzMem {
-	t.Helper()
-	fzOnce.Do(func() {
-		page := os.Getpagesize()
-		arena := (fzArenaSize + page - 1) / page * page
-		store := (fzStoreSize + page - 1) / page * page
-		total := page + arena + page + store + page
-		region, err := syscall.Mmap(-1, 0, total, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANON)
-		if err != nil {
-			fzErr = err
-			return
-		}
-		for _, g := range []int{0, page + arena, total - page} {
-			if err := syscall.Mprotect(region[g:g+page], syscall.PROT_NONE); err != nil {
-				fzErr = err
-				return
-			}
-		}
-		s0 := page + arena + page
-		fzM = &fzMem{arena: region[page : page+arena : page+arena], store: region[s0+store-fzStoreSize : s0+store : s0+store]}
-	})
-	if fzErr != nil {
-		t.Skipf("no guarded mapping: %v", fzErr)
-	}
-	clear(fzM.arena[:fzM.used])
-	clear(fzM.store)
-	fzM.used = 0
-	return fzM
-}
-
-func (m *fzMem) alloc(n int) unsafe.Pointer {
-	start := (m.used + 15) &^ 15
-	if n <= 0 || start+n > len(m.arena) {
-		return nil
-	}
-	m.used = start + n
-	return unsafe.Pointer(&m.arena[start])
-}
-
-func (m *fzMem) int64s(n int) []int64 {
-	p := m.alloc(n * 8)
-	if p == nil {
-		return nil
-	}
-	return unsafe.Slice((*int64)(p), n)
-}
-
-func (m *fzMem) base() uintptr { return uintptr(unsafe.Pointer(&m.store[0])) }
 
 // The deleter counts its calls per managed tensor address.
 var (
@@ -115,21 +44,6 @@ func fzDeletes(p uintptr) int {
 	defer fzMu.Unlock()
 	return fzDeleted[p]
 }
-
-type fzProg struct {
-	b []byte
-	i int
-}
-
-func (r *fzProg) byte() byte {
-	if r.i >= len(r.b) {
-		return 0
-	}
-	r.i++
-	return r.b[r.i-1]
-}
-
-func (r *fzProg) u16() int { return int(r.byte()) | int(r.byte())<<8 }
 
 var (
 	fzDtypes = []dlpack.DataType{
@@ -166,21 +80,21 @@ type fzTensor struct {
 // fzBuild interprets prog: a header byte (versioned, AllowCopy, WithType,
 // hostile version), flags, device, ndim, per dimension a shape byte (and,
 // with strides, a stride byte), dtype, byte_offset and the data position.
-func fzBuild(m *fzMem, prog []byte) *fzTensor {
-	r := &fzProg{b: prog}
-	h := r.byte()
+func fzBuild(m *testsupport.GuardedMemory, prog []byte) *fzTensor {
+	r := testsupport.NewProg(prog)
+	h := r.Byte()
 	ft := &fzTensor{versioned: h&1 == 0}
 	if ft.versioned {
-		ft.v = (*dlpack.ManagedTensorVersioned)(m.alloc(int(unsafe.Sizeof(dlpack.ManagedTensorVersioned{}))))
-		ft.v.Version = dlpack.PackVersion{Major: dlpack.MajorVersion, Minor: uint32(r.byte() % 4)}
+		ft.v = (*dlpack.ManagedTensorVersioned)(m.Alloc(int(unsafe.Sizeof(dlpack.ManagedTensorVersioned{}))))
+		ft.v.Version = dlpack.PackVersion{Major: dlpack.MajorVersion, Minor: uint32(r.Byte() % 4)}
 		if h&2 != 0 {
-			ft.v.Version.Major = uint32(r.byte())
+			ft.v.Version.Major = uint32(r.Byte())
 		}
-		ft.v.Flags = uint64(r.byte())
+		ft.v.Flags = uint64(r.Byte())
 		ft.v.Deleter = fzDeleter1.Ptr()
 		ft.t, ft.addr = &ft.v.DLTensor, ft.v.Addr()
 	} else {
-		ft.l = (*dlpack.ManagedTensor)(m.alloc(int(unsafe.Sizeof(dlpack.ManagedTensor{}))))
+		ft.l = (*dlpack.ManagedTensor)(m.Alloc(int(unsafe.Sizeof(dlpack.ManagedTensor{}))))
 		ft.l.Deleter = fzDeleter1.Ptr()
 		ft.t, ft.addr = &ft.l.DLTensor, uintptr(unsafe.Pointer(ft.l))
 	}
@@ -188,15 +102,15 @@ func fzBuild(m *fzMem, prog []byte) *fzTensor {
 		ft.opts = append(ft.opts, dlpack.AllowCopy())
 	}
 	if h&8 != 0 {
-		ft.opts = append(ft.opts, dlpack.WithType(fzWithTypes[int(r.byte())%len(fzWithTypes)]))
+		ft.opts = append(ft.opts, dlpack.WithType(fzWithTypes[int(r.Byte())%len(fzWithTypes)]))
 	}
 	t := ft.t
-	if d := r.byte(); d < 0xf0 {
+	if d := r.Byte(); d < 0xf0 {
 		t.Device = dlpack.Device{DeviceType: dlpack.DeviceCPU}
 	} else {
 		t.Device = dlpack.Device{DeviceType: fzDevices[int(d)%len(fzDevices)], DeviceID: int32(d & 3)}
 	}
-	nd := int(r.byte())
+	nd := int(r.Byte())
 	switch {
 	case nd < 0xf0:
 		nd %= 5 // 0..4
@@ -206,19 +120,19 @@ func fzBuild(m *fzMem, prog []byte) *fzTensor {
 	t.Ndim = int32(nd)
 	withStrides := h&16 != 0
 	if nd > 0 && nd <= 65 {
-		shape := m.int64s(nd)
+		shape := m.Int64s(nd)
 		var strides []int64
 		if withStrides {
-			strides = m.int64s(nd)
+			strides = m.Int64s(nd)
 		}
 		for k := range nd {
-			if d := r.byte(); d < 0xf8 {
+			if d := r.Byte(); d < 0xf8 {
 				shape[k] = int64(d % 8)
 			} else {
 				shape[k] = fzDims[int(d)%len(fzDims)]
 			}
 			if withStrides {
-				if s := r.byte(); s < 0xf8 {
+				if s := r.Byte(); s < 0xf8 {
 					strides[k] = int64(int8(s) % 16)
 				} else {
 					strides[k] = fzStrides[int(s)%len(fzStrides)]
@@ -230,14 +144,14 @@ func fzBuild(m *fzMem, prog []byte) *fzTensor {
 			t.Strides = uintptr(unsafe.Pointer(&strides[0]))
 		}
 	}
-	t.Dtype = fzDtypes[int(r.byte())%len(fzDtypes)]
-	if o := r.byte(); o < 0xf8 {
+	t.Dtype = fzDtypes[int(r.Byte())%len(fzDtypes)]
+	if o := r.Byte(); o < 0xf8 {
 		t.ByteOffset = uint64(o) * 8
 	} else {
 		t.ByteOffset = fzOffsets[int(o)%len(fzOffsets)]
 	}
 	if h&32 == 0 {
-		t.Data = m.base() + uintptr(r.u16()*8%len(m.store))
+		t.Data = m.StoreAddr(0) + uintptr(r.U16()*8%len(m.Store))
 	}
 	return ft
 }
@@ -247,7 +161,7 @@ func fzBuild(m *fzMem, prog []byte) *fzTensor {
 // allocation, which a zero-copy import wraps from) through byte_offset and
 // the elements shape and strides reach, or whether the tensor is refused
 // on its fields alone. An overflow counts as outside.
-func fzEntitled(m *fzMem, t *dlpack.Tensor) bool {
+func fzEntitled(m *testsupport.GuardedMemory, t *dlpack.Tensor) bool {
 	if t.Ndim <= 0 || t.Ndim > 64 || t.Shape == 0 || t.Dtype.Bits%8 != 0 || t.Dtype.Bits == 0 || t.Dtype.Lanes != 1 {
 		return true // nothing of data is read
 	}
@@ -292,8 +206,8 @@ func fzEntitled(m *fzMem, t *dlpack.Tensor) bool {
 	off := int64(t.ByteOffset)
 	start := min(0, off+lo*isz)
 	end := max(off+(hi+1)*isz, off+numel*isz)
-	p := int64(t.Data - m.base())
-	return p+start >= 0 && p+end <= int64(len(m.store))
+	p := int64(t.Data - m.StoreAddr(0))
+	return p+start >= 0 && p+end <= int64(len(m.Store))
 }
 
 // FuzzImport: see the file comment.
@@ -309,11 +223,11 @@ func FuzzImport(f *testing.F) {
 	f.Add([]byte{0, 0, 0, 0, 3, 2, 2, 2, 2, 0, 0}, []byte{})
 	f.Add([]byte{2, 0, 0, 7, 0, 1, 4, 2, 0, 0}, []byte{})
 	f.Fuzz(func(t *testing.T, prog []byte, contents []byte) {
-		m := fzMemory(t)
+		m := testsupport.Guarded(t)
 		fzMu.Lock()
 		clear(fzDeleted)
 		fzMu.Unlock()
-		copy(m.store, contents)
+		copy(m.Store, contents)
 		ft := fzBuild(m, prog)
 		if !fzEntitled(m, ft.t) {
 			return
@@ -321,56 +235,23 @@ func FuzzImport(f *testing.F) {
 		before := cdevice.LiveLeaks()
 		var da *cdevice.DeviceArray
 		var err error
-		func() {
-			defer func() {
-				if p := recover(); p != nil {
-					t.Fatalf("import panicked: %v\n%s", p, debug.Stack())
-				}
-			}()
+		testsupport.NoPanic(t, "import", func() {
 			if ft.versioned {
 				da, err = dlpack.Import(ft.v, ft.opts...)
 			} else {
 				da, err = dlpack.ImportLegacy(ft.l, ft.opts...)
 			}
-		}()
+		})
 		if err != nil {
-			ok := false
-			for _, s := range errSentinels {
-				ok = ok || errors.Is(err, s)
-			}
-			if !ok {
-				t.Fatalf("error %q wraps no sentinel", err)
-			}
+			testsupport.WantSentinel(t, "import", err, errSentinels...)
 			if n := fzDeletes(ft.addr); n != 1 {
 				t.Fatalf("refused (%v): deleter called %d times, want 1", err, n)
 			}
 			return
 		}
-		func() {
-			defer func() {
-				if p := recover(); p != nil {
-					t.Fatalf("reading the imported %s panicked: %v\n%s", da.Type, p, debug.Stack())
-				}
-			}()
-			arr, err := da.ToHost(context.Background())
-			if err != nil {
-				t.Fatalf("ToHost of an imported tensor: %v", err)
-			}
-			defer arr.Release()
-			if err := cdevice.ValidateFull(arr); err != nil {
-				t.Fatalf("the imported %s is not valid: %v", arr.DataType(), err)
-			}
-			vals := arrow.Array(arr)
-			if ext, ok := arr.(array.ExtensionArray); ok {
-				vals = ext.Storage() // extension arrays have no ValueStr of their own
-			}
-			for i := range vals.Len() {
-				_ = vals.ValueStr(i)
-			}
-			_ = arr.String()
-			// (Not array.Equal(arr, arr): fuzzed floats are often NaN, and
-			// arrow-go's ApproxEqual does not take float16 NaNs as equal.)
-		}()
+		// (Not array.Equal(arr, arr): fuzzed floats are often NaN, and
+		// arrow-go's ApproxEqual does not take float16 NaNs as equal.)
+		testsupport.ReadDeviceArray(t, "an imported tensor", da)
 		da.Release()
 		if n := fzDeletes(ft.addr); n != 1 {
 			t.Fatalf("after release: deleter called %d times, want 1", n)
