@@ -4,48 +4,30 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
-	"github.com/purearrow/cdevice"
 	"github.com/purearrow/cdevice/abi"
 	"github.com/purearrow/cdevice/device"
 	"github.com/purearrow/cdevice/device/cuda"
 	"github.com/purearrow/cdevice/internal/ctest"
 	"github.com/purearrow/cdevice/internal/ffi"
+	"github.com/purearrow/cdevice/internal/testsupport"
 )
 
 // TestMain fails the test binary if anything is still held when all tests
-// are done: device arrays (exports keep references), imports, handles, C
-// heap blocks.
+// are done: cdevice's counters (testsupport.Main) and the CUDA test
+// double's live allocations.
 func TestMain(m *testing.M) {
-	cdevice.SetIdentityImports(false)
-	code := m.Run()
-	cdevice.TrimMemoryCache()
-	if code == 0 {
-		var l cdevice.Leaks
-		for range 10 {
-			runtime.GC()
-			if l = cdevice.LiveLeaks(); l.Zero() {
-				break
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-		if !l.Zero() {
-			fmt.Fprintf(os.Stderr, "leak check failed: %s\n", l)
-			code = 1
-		}
+	testsupport.Main(m, func() string {
 		if d := theDouble; d != nil {
-			if n := d.call("fake_cuda_live_allocations"); n != 0 {
-				fmt.Fprintf(os.Stderr, "leak check failed: %d allocations live in the CUDA test double\n", n)
-				code = 1
+			if n := d.live(); n != 0 {
+				return fmt.Sprintf("%d allocations live in the CUDA test double", n)
 			}
 		}
-	}
-	os.Exit(code)
+		return ""
+	})
 }
 
 // fakeCUDA is CUDA memory as far as this package can tell: a device of

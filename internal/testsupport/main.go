@@ -1,0 +1,57 @@
+package testsupport
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/purearrow/cdevice"
+	"github.com/purearrow/cdevice/internal/ffi"
+)
+
+// Main is a test binary's TestMain: it runs the tests with identity
+// imports off, so every round trip drives the full C import path (tests
+// of identity imports turn them on, see ForEachIdentity), and then fails
+// the binary if anything is still held: cdevice.LiveLeaks (exports,
+// imports, device arrays and allocations, handles, C heap blocks, callback
+// panics) or whatever a package's own checks report (a message; "" when
+// nothing is held).
+func Main(m *testing.M, checks ...func() string) {
+	cdevice.SetIdentityImports(false)
+	code := m.Run()
+	cdevice.TrimMemoryCache() // cached blocks are not leaks, but give them back
+	if code == 0 {
+		if msg := settledLeaks(checks); msg != "" {
+			fmt.Fprintf(os.Stderr, "leak check failed: %s\n", msg)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// settledLeaks lets finalizers of dropped arrow-go values run before
+// reading the counters, for up to about 100 ms.
+func settledLeaks(checks []func() string) string {
+	for i := 0; ; i++ {
+		runtime.GC()
+		var msgs []string
+		if l := cdevice.LiveLeaks(); !l.Zero() {
+			msgs = append(msgs, l.String())
+			if _, last := ffi.Panics(); last != "" {
+				msgs = append(msgs, "last callback panic: "+last)
+			}
+		}
+		for _, c := range checks {
+			if m := c(); m != "" {
+				msgs = append(msgs, m)
+			}
+		}
+		if len(msgs) == 0 || i == 10 {
+			return strings.Join(msgs, "; ")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
