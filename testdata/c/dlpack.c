@@ -5,15 +5,16 @@
  * OpenCL for OpenCL tensors) and calls the deleter.
  *
  * The DLPack declarations are written here from dlpack.h 1.3's layout (the
- * header may be absent); libOpenCL is dlopen'ed as opencl_peer.c does.
+ * header may be absent); libOpenCL is dlopen'ed through opencl_dl.h.
  *
  * Tensors are described by an int64_t parameter array (P_* indices), so
  * that the calls stay few-argument and the same on every architecture. */
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "opencl_dl.h"
 
 /* ---- DLPack 1.3 ---- */
 typedef struct {
@@ -57,51 +58,8 @@ typedef struct DLManagedTensorVersioned {
 enum { kDLCPU = 1, kDLOpenCL = 4 };
 enum { kDLInt = 0, kDLUInt = 1, kDLFloat = 2, kDLBool = 6 };
 
-/* ---- the subset of OpenCL used, from CL/cl.h ---- */
-typedef int32_t cl_int;
-typedef uint32_t cl_uint;
-typedef uint64_t cl_bitfield;
-typedef void *cl_context, *cl_command_queue, *cl_mem, *cl_event;
-#define CL_SUCCESS 0
-#define CL_TRUE 1
-#define CL_MEM_READ_WRITE (1 << 0)
-
-static struct {
-	cl_mem (*createBuffer)(cl_context, cl_bitfield, size_t, void *, cl_int *);
-	cl_int (*releaseMemObject)(cl_mem);
-	void *(*svmAlloc)(cl_context, cl_bitfield, size_t, cl_uint);
-	void (*svmFree)(cl_context, void *);
-	cl_int (*enqueueWriteBuffer)(cl_command_queue, cl_mem, cl_uint, size_t, size_t, const void *, cl_uint,
-				     const cl_event *, cl_event *);
-	cl_int (*enqueueReadBuffer)(cl_command_queue, cl_mem, cl_uint, size_t, size_t, void *, cl_uint,
-				    const cl_event *, cl_event *);
-	cl_int (*enqueueSVMMemcpy)(cl_command_queue, cl_uint, void *, const void *, size_t, cl_uint,
-				   const cl_event *, cl_event *);
-	cl_int (*finish)(cl_command_queue);
-} cl;
-
 /* dl_cl_init loads the OpenCL library the Go side loaded: 0, or -1. */
-int dl_cl_init(const char *lib) {
-	void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
-	if (!h)
-		return -1;
-#define SYM(field, name)                                \
-	do {                                             \
-		*(void **)&cl.field = dlsym(h, name);    \
-		if (!cl.field)                           \
-			return -1;                       \
-	} while (0)
-	SYM(createBuffer, "clCreateBuffer");
-	SYM(releaseMemObject, "clReleaseMemObject");
-	SYM(svmAlloc, "clSVMAlloc");
-	SYM(svmFree, "clSVMFree");
-	SYM(enqueueWriteBuffer, "clEnqueueWriteBuffer");
-	SYM(enqueueReadBuffer, "clEnqueueReadBuffer");
-	SYM(enqueueSVMMemcpy, "clEnqueueSVMMemcpy");
-	SYM(finish, "clFinish");
-#undef SYM
-	return 0;
-}
+int dl_cl_init(const char *lib) { return cl_load(lib); }
 
 /* ---- parameters ---- */
 enum {
