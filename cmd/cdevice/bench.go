@@ -133,15 +133,9 @@ func bench(args []string, stdout, stderr io.Writer) int {
 		return usageError(stderr, "bench", "unexpected argument %q (name a device with --device, a size with --size)", rest[0])
 	}
 	ctx := context.Background()
-	dctx, cancel := context.WithTimeout(ctx, time.Minute)
-	devs, isUsage, err := pickDevices(dctx, *devSpec)
-	cancel()
-	if err != nil {
-		if isUsage {
-			return usageError(stderr, "bench", "%v", err)
-		}
-		fmt.Fprintf(stderr, "cdevice bench: %v\n", err)
-		return exitFail
+	devs, code, ok := pickDevices("bench", *devSpec, stderr)
+	if !ok {
+		return code
 	}
 
 	start := time.Now()
@@ -396,14 +390,7 @@ func hostStreamOnce(ctx context.Context, rec arrow.RecordBatch, _ device.Device)
 		return fmt.Errorf("ImportReader: %w", err)
 	}
 	defer r.Release()
-	n := 0
-	for _, err := range r.All(ctx) {
-		if err != nil {
-			return err
-		}
-		n++
-	}
-	return countIs(n)
+	return drain(r.All(ctx))
 }
 
 // repeated yields db benchBatches times, a reference each (Produce and
@@ -437,14 +424,7 @@ func deviceStreamOnce(ctx context.Context, rec arrow.RecordBatch, dev device.Dev
 		return fmt.Errorf("ImportDeviceStream: %w", err)
 	}
 	defer r.Release()
-	n := 0
-	for _, err := range r.All(ctx) {
-		if err != nil {
-			return err
-		}
-		n++
-	}
-	return countIs(n)
+	return drain(r.All(ctx))
 }
 
 // asyncOnce drives a handler of queue depth benchAsyncDepth with async.Produce
@@ -463,16 +443,7 @@ func asyncOnce(ctx context.Context, rec arrow.RecordBatch, dev device.Device) er
 	defer cancel()
 	produced := make(chan error, 1)
 	go func() { produced <- async.Produce(pctx, rec.Schema(), dev.Type(), repeated(db), h.C()) }()
-	n := 0
-	var readErr error
-	for _, err := range h.All(ctx) {
-		if err != nil {
-			readErr = err
-			break
-		}
-		n++
-	}
-	if readErr != nil {
+	if readErr := drain(h.All(ctx)); readErr != nil {
 		cancel()
 		cctx, ccancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer ccancel()
@@ -482,13 +453,18 @@ func asyncOnce(ctx context.Context, rec arrow.RecordBatch, dev device.Device) er
 	if err := <-produced; err != nil {
 		return fmt.Errorf("Produce: %w", err)
 	}
-	if err := h.Close(ctx); err != nil {
-		return err
-	}
-	return countIs(n)
+	return h.Close(ctx)
 }
 
-func countIs(n int) error {
+// drain reads every batch of seq and checks that there were benchBatches.
+func drain[T any](seq iter.Seq2[T, error]) error {
+	n := 0
+	for _, err := range seq {
+		if err != nil {
+			return err
+		}
+		n++
+	}
 	if n != benchBatches {
 		return fmt.Errorf("read %d batches, want %d", n, benchBatches)
 	}

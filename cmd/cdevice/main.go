@@ -28,6 +28,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/purearrow/cdevice/abi"
 	"github.com/purearrow/cdevice/device"
@@ -129,11 +130,29 @@ func spec(d device.Device) string {
 	return fmt.Sprintf("%s:%d", d.Type(), d.ID())
 }
 
-// pickDevices returns the devices a command runs on: the one that spec names
+// pickDevices returns the devices the command cmd runs on (see
+// findDevices); when there are none it reports why on stderr and returns
+// the exit status, ok false.
+func pickDevices(cmd, spec string, stderr io.Writer) (devs []device.Device, code int, ok bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	devs, isUsage, err := findDevices(ctx, spec)
+	switch {
+	case err == nil:
+		return devs, exitOK, true
+	case isUsage:
+		return nil, usageError(stderr, cmd, "%v", err), false
+	default:
+		fmt.Fprintf(stderr, "cdevice %s: %v\n", cmd, err)
+		return nil, exitFail, false
+	}
+}
+
+// findDevices returns the devices a command runs on: the one that spec names
 // (spec as CDEVICE_DEVICE spells it), or with spec empty the CPU and every
 // device discovery found. A spec that does not parse is a usage error
 // (usage true); a device this machine lacks is not.
-func pickDevices(ctx context.Context, spec string) (devs []device.Device, usage bool, err error) {
+func findDevices(ctx context.Context, spec string) (devs []device.Device, usage bool, err error) {
 	var (
 		t  abi.DeviceType
 		id int64

@@ -122,15 +122,9 @@ func selftest(args []string, stdout, stderr io.Writer) int {
 	}
 
 	ctx := context.Background()
-	dctx, cancel := context.WithTimeout(ctx, time.Minute)
-	devs, isUsage, err := pickDevices(dctx, *devSpec)
-	cancel()
-	if err != nil {
-		if isUsage {
-			return usageError(stderr, "selftest", "%v", err)
-		}
-		fmt.Fprintf(stderr, "cdevice selftest: %v\n", err)
-		return exitFail
+	devs, code, ok := pickDevices("selftest", *devSpec, stderr)
+	if !ok {
+		return code
 	}
 
 	// The sample's memory is checked: an export that never lets go of the
