@@ -30,9 +30,9 @@ func ccall(t testing.TB, name string, args ...uintptr) int32 {
 	return int32(cfn(t, name)(args...))
 }
 
-func cLive(t testing.TB) int64 { t.Helper(); return int64(cfn(t, "ct_live_count")()) }
+func cLive(t testing.TB) int64 { t.Helper(); return int64(int(cfn(t, "ct_live_count")())) }
 
-func cReleases(t testing.TB) int64 { t.Helper(); return int64(cfn(t, "ct_release_count")()) }
+func cReleases(t testing.TB) int64 { t.Helper(); return int64(int(cfn(t, "ct_release_count")())) }
 
 func cLastError(t testing.TB) string {
 	t.Helper()

@@ -244,7 +244,7 @@ func TestHostileDoubleRelease(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if n := int64(hxFn(t, "hx_release_moved_child_twice")(addr(a), 1)); n != 10 {
+		if n := int64(int(hxFn(t, "hx_release_moved_child_twice")(addr(a), 1))); n != 10 {
 			t.Errorf("moved child length %d, want 10", n)
 		}
 		// the child's second release and the parent's second

@@ -48,8 +48,8 @@ func acCall(t testing.TB, name string, args ...any) uintptr {
 	var words []uintptr
 	for _, a := range args {
 		switch v := a.(type) {
-		case int64:
-			words = ffi.AppendUint64(words, uint64(v))
+		case int64: // the C functions take intptr_t (see testdata/c/cdata.c)
+			words = append(words, uintptr(v))
 		case int:
 			words = append(words, uintptr(v))
 		case uintptr:
@@ -63,7 +63,7 @@ func acCall(t testing.TB, name string, args ...any) uintptr {
 
 func acI64(t testing.TB, name string, args ...any) int64 {
 	t.Helper()
-	return int64(acCall(t, name, args...))
+	return int64(int(acCall(t, name, args...))) // int: sign-extends a 32-bit word
 }
 
 func acPtr[T any](p *T) uintptr { return uintptr(unsafe.Pointer(p)) }

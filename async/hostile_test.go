@@ -72,7 +72,7 @@ func TestHostileHandler(t *testing.T) {
 			hxLeakCheck(t)
 			x := hxFn(t, "hx_handler_new")(uintptr(c.mode))
 			defer hxFn(t, "hx_handler_free")(x)
-			counter := func(which int) int64 { return int64(hxFn(t, "hx_handler_counter")(x, uintptr(which))) }
+			counter := func(which int) int64 { return int64(int(hxFn(t, "hx_handler_counter")(x, uintptr(which)))) }
 			h := (*abi.AsyncDeviceStreamHandler)(abi.Pointer(hxFn(t, "hx_handler_struct")(x)))
 			ctx, cancel := context.WithTimeout(context.Background(), acTimeout)
 			defer cancel()
@@ -176,7 +176,7 @@ func TestHostileProducerNulls(t *testing.T) {
 				t.Error("Next after a NULL schema returned a batch")
 			}
 			acClose(t, h)
-			if n := int64(hxFn(t, "hx_task_extract_calls")()); n != 0 {
+			if n := int64(int(hxFn(t, "hx_task_extract_calls")())); n != 0 {
 				t.Errorf("extract_data of a task given to a NULL handler was called %d times", n)
 			}
 		})

@@ -11,7 +11,7 @@ import (
 // dictionary carries it, read from JSON and checked.
 func ExampleInterface() {
 	var d cai.Interface
-	err := json.Unmarshal([]byte(`{"shape": [1000], "typestr": "<f8", "data": [140737488355328, false],
+	err := json.Unmarshal([]byte(`{"shape": [1000], "typestr": "<f8", "data": [3221225472, false],
 		"version": 3, "strides": null, "stream": 1}`), &d)
 	if err != nil {
 		panic(err)
@@ -22,5 +22,5 @@ func ExampleInterface() {
 	fmt.Println(string(out))
 	// Output:
 	// [1000] float64 true <nil>
-	// {"shape":[1000],"typestr":"<f8","data":[140737488355328,false],"version":3,"strides":null,"mask":null,"stream":1}
+	// {"shape":[1000],"typestr":"<f8","data":[3221225472,false],"version":3,"strides":null,"mask":null,"stream":1}
 }

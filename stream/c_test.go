@@ -79,7 +79,7 @@ func cstNoLeaks(t *testing.T) {
 	})
 }
 
-func cstLive(t testing.TB) int64 { t.Helper(); return int64(cstFn(t, "st_live_count")()) }
+func cstLive(t testing.TB) int64 { t.Helper(); return int64(int(cstFn(t, "st_live_count")())) }
 
 // ---- the batches of stream.c, built with arrow-go ----------------------
 
@@ -206,11 +206,11 @@ func TestCHarness(t *testing.T) {
 	cstNoLeaks(t)
 	out := cstInt64(t)
 	s := cstMakeStream(t, 4, 9, false, -1, false)
-	if n := int64(cstFn(t, "st_drain")(cstPtr(s), 4, cstPtr(out))); n != 4 || *out != 36 {
+	if n := int64(int(cstFn(t, "st_drain")(cstPtr(s), 4, cstPtr(out)))); n != 4 || *out != 36 {
 		t.Errorf("st_drain = %d (%d rows), want 4 (36 rows): %s", n, *out, ffi.GoString(cstFn(t, "st_last_error")()))
 	}
 	s = cstMakeStream(t, 4, 9, false, 3, false)
-	if n := int64(cstFn(t, "st_drain")(cstPtr(s), 4, cstPtr(out))); n != -int64(syscall.EIO) {
+	if n := int64(int(cstFn(t, "st_drain")(cstPtr(s), 4, cstPtr(out)))); n != -int64(syscall.EIO) {
 		t.Errorf("st_drain of a failing stream = %d, want -EIO", n)
 	}
 	if msg := ffi.GoString(cstFn(t, "st_last_error")()); msg != "injected failure at batch 3" {
@@ -220,12 +220,12 @@ func TestCHarness(t *testing.T) {
 	if rc := int32(cstFn(t, "st_make_device_stream_cpu")(cstPtr(ds), 3, 5, cstNever)); rc != 0 {
 		t.Fatalf("st_make_device_stream_cpu = %d", rc)
 	}
-	if n := int64(cstFn(t, "st_drain_device_cpu")(cstPtr(ds), 3, cstPtr(out))); n != 3 || *out != 15 {
+	if n := int64(int(cstFn(t, "st_drain_device_cpu")(cstPtr(ds), 3, cstPtr(out)))); n != 3 || *out != 15 {
 		t.Errorf("st_drain_device_cpu = %d (%d rows), want 3 (15 rows): %s", n, *out, ffi.GoString(cstFn(t, "st_last_error")()))
 	}
 	// One thread: C producers, like most, are not thread-safe.
 	s = cstMakeStream(t, 30, 2, false, -1, false)
-	if n := int64(cstFn(t, "st_concurrent_get_next")(cstPtr(s), 1, 40)); n != 30 {
+	if n := int64(int(cstFn(t, "st_concurrent_get_next")(cstPtr(s), 1, 40))); n != 30 {
 		t.Errorf("st_concurrent_get_next = %d, want 30", n)
 	}
 	cstFn(t, "st_release_raw")(cstPtr(s))
@@ -506,7 +506,7 @@ func cstReader(t *testing.T, recs []arrow.RecordBatch) array.RecordReader {
 func cstDrain(t *testing.T, s *abi.ArrayStream, expect int) (n, rows int64, msg string) {
 	t.Helper()
 	out := cstInt64(t)
-	n = int64(cstFn(t, "st_drain")(cstPtr(s), uintptr(expect), cstPtr(out)))
+	n = int64(int(cstFn(t, "st_drain")(cstPtr(s), uintptr(expect), cstPtr(out))))
 	return n, *out, ffi.GoString(cstFn(t, "st_last_error")())
 }
 
@@ -656,7 +656,7 @@ func TestCConsumerConcurrentGetNext(t *testing.T) {
 	const batches, threads, each = 40, 8, 10
 	g := &cstGuardReader{RecordReader: cstReader(t, cstBatches(t, batches, 3, 0))}
 	s := cstExport(t, g)
-	if got := int64(cstFn(t, "st_concurrent_get_next")(cstPtr(s), threads, each)); got != batches {
+	if got := int64(int(cstFn(t, "st_concurrent_get_next")(cstPtr(s), threads, each))); got != batches {
 		t.Errorf("st_concurrent_get_next = %d, want %d batches, each once", got, batches)
 	}
 	if n := g.overlaps.Load(); n != 0 {
@@ -826,7 +826,7 @@ func TestCProducerDeviceStreamOpenCL(t *testing.T) {
 		t.Errorf("%d batches, want %d", n, batches)
 	}
 	r.Release()
-	if live := int64(f("peer_stream_live_count")()); live != 0 {
+	if live := int64(int(f("peer_stream_live_count")())); live != 0 {
 		t.Errorf("%d OpenCL stream structs live after Release", live)
 	}
 }
@@ -835,7 +835,7 @@ func TestCProducerDeviceStreamOpenCL(t *testing.T) {
 func TestCConsumerDeviceStreamCPU(t *testing.T) {
 	drain := func(t *testing.T, s *abi.DeviceArrayStream, expect int) (int64, int64, string) {
 		out := cstInt64(t)
-		n := int64(cstFn(t, "st_drain_device_cpu")(cstPtr(s), uintptr(expect), cstPtr(out)))
+		n := int64(int(cstFn(t, "st_drain_device_cpu")(cstPtr(s), uintptr(expect), cstPtr(out))))
 		return n, *out, ffi.GoString(cstFn(t, "st_last_error")())
 	}
 	t.Run("ExportReaderToDevice", func(t *testing.T) {

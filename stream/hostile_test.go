@@ -65,7 +65,7 @@ func hxStream(t *testing.T, kind, rows, nullFn int) *abi.ArrayStream {
 
 func hxCounter(t *testing.T, which int) int64 {
 	t.Helper()
-	return int64(hxFn(t, "hx_stream_counter")(uintptr(which)))
+	return int64(int(hxFn(t, "hx_stream_counter")(uintptr(which))))
 }
 
 var hxSchema = arrow.NewSchema([]arrow.Field{{Name: "x", Type: arrow.PrimitiveTypes.Int32, Nullable: true}}, nil)

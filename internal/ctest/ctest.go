@@ -41,7 +41,12 @@ func Library(t testing.TB, name string) *ffi.Library {
 		builds[name] = b
 	}
 	mu.Unlock()
-	b.once.Do(func() { b.lib, b.skip, b.err = compile(name) })
+	b.once.Do(func() {
+		var path string
+		if path, b.skip, b.err = compile(name); b.err == nil {
+			b.lib, b.err = ffi.Open(path)
+		}
+	})
 	switch {
 	case b.skip && os.Getenv("CI") != "true":
 		t.Skipf("ctest: %v (install gcc to run the C ABI tests)", b.err)
@@ -64,32 +69,45 @@ func Func(t testing.TB, lib *ffi.Library, name string) func(args ...uintptr) uin
 
 // Path compiles testdata/c/<name>.c, as Library does, and returns the path
 // of the shared library, for code under test that loads a library by path
-// (dlopen of the same path then shares one loaded copy with the test). The
-// file is named by a hash of the C sources and kept in the temporary
-// directory, since the code under test may open it at any time; a second
-// run reuses it.
+// (dlopen of the same path then shares one loaded copy with the test).
 func Path(t testing.TB, name string) string {
 	t.Helper()
+	path, skip, err := compile(name)
+	switch {
+	case skip && os.Getenv("CI") != "true":
+		t.Skipf("ctest: %v (install gcc to run the C ABI tests)", err)
+	case err != nil:
+		t.Fatalf("ctest: %v", err)
+	}
+	return path
+}
+
+// compile builds testdata/c/<name>.c into a shared library for the target
+// architecture (-m32 for GOARCH=386, which needs gcc-multilib on amd64) and
+// returns its path. The file is named by a hash of the C sources and kept
+// in the temporary directory, since code under test may open it at any
+// time; a second run reuses it. skip is true when gcc is missing.
+func compile(name string) (path string, skip bool, err error) {
 	gcc, err := exec.LookPath("gcc")
 	if err != nil {
-		if os.Getenv("CI") != "true" {
-			t.Skipf("ctest: gcc not found: %v (install gcc to run the C ABI tests)", err)
-		}
-		t.Fatalf("ctest: gcc not found: %v", err)
+		return "", true, fmt.Errorf("gcc not found: %w", err)
 	}
 	root, err := ModuleRoot()
 	if err != nil {
-		t.Fatalf("ctest: %v", err)
+		return "", false, err
 	}
 	cdir := filepath.Join(root, "testdata", "c")
 	src := filepath.Join(cdir, name+".c")
-	flags := []string{"-shared", "-fPIC", "-O1", "-g", "-Wall", "-Werror", "-pthread", "-I", cdir}
+	flags := []string{"-shared", "-fPIC", "-O1", "-g", "-Wall", "-Werror", "-pthread"}
+	if runtime.GOARCH == "386" {
+		flags = append(flags, "-m32")
+	}
 	// Any source may include any other, so all of them name the build.
 	h := sha256.New()
-	fmt.Fprintln(h, name, runtime.GOOS, runtime.GOARCH, flags[:7])
+	fmt.Fprintln(h, name, runtime.GOOS, runtime.GOARCH, flags)
 	entries, err := os.ReadDir(cdir)
 	if err != nil {
-		t.Fatalf("ctest: %v", err)
+		return "", false, err
 	}
 	for _, e := range entries {
 		if ext := filepath.Ext(e.Name()); ext != ".c" && ext != ".h" {
@@ -97,72 +115,37 @@ func Path(t testing.TB, name string) string {
 		}
 		b, err := os.ReadFile(filepath.Join(cdir, e.Name()))
 		if err != nil {
-			t.Fatalf("ctest: %v", err)
+			return "", false, err
 		}
 		fmt.Fprintln(h, e.Name(), len(b))
 		h.Write(b)
 	}
 	dir := filepath.Join(os.TempDir(), "cdevice-ctest")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatalf("ctest: %v", err)
+		return "", false, err
 	}
 	out := filepath.Join(dir, fmt.Sprintf("lib%s-%x%s", name, h.Sum(nil)[:8], sharedSuffix()))
 	if _, err := os.Stat(out); err == nil {
-		return out
+		return out, false, nil
 	}
 	// Build beside it and rename: test binaries of other packages may be
 	// building the same library at the same time.
 	tmp, err := os.CreateTemp(dir, "lib"+name+"-*.tmp")
 	if err != nil {
-		t.Fatalf("ctest: %v", err)
+		return "", false, err
 	}
 	tmp.Close()
 	defer os.Remove(tmp.Name())
-	cmd := exec.Command(gcc, append(flags, "-o", tmp.Name(), src)...)
-	if msg, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("ctest: building %s: %v\n%s", src, err, msg)
+	args := append(flags, "-I", cdir, "-o", tmp.Name(), src)
+	if msg, err := exec.Command(gcc, args...).CombinedOutput(); err != nil {
+		return "", false, fmt.Errorf("building %s: %v\n%s", src, err, msg)
 	}
 	if err := os.Rename(tmp.Name(), out); err != nil {
 		if _, serr := os.Stat(out); serr != nil {
-			t.Fatalf("ctest: %v", err)
+			return "", false, err
 		}
 	}
-	return out
-}
-
-func compile(name string) (lib *ffi.Library, skip bool, err error) {
-	gcc, err := exec.LookPath("gcc")
-	if err != nil {
-		return nil, true, fmt.Errorf("gcc not found: %w", err)
-	}
-	root, err := ModuleRoot()
-	if err != nil {
-		return nil, false, err
-	}
-	cdir := filepath.Join(root, "testdata", "c")
-	src := filepath.Join(cdir, name+".c")
-	if _, err := os.Stat(src); err != nil {
-		return nil, false, err
-	}
-	dir, err := os.MkdirTemp("", "cdevice-ctest-")
-	if err != nil {
-		return nil, false, err
-	}
-	// A loaded library needs no file on Unix; Windows locks it until exit.
-	if runtime.GOOS != "windows" {
-		defer os.RemoveAll(dir)
-	}
-	out := filepath.Join(dir, "lib"+name+sharedSuffix())
-	cmd := exec.Command(gcc, "-shared", "-fPIC", "-O1", "-g", "-Wall", "-Werror",
-		"-I", cdir, "-o", out, src)
-	if msg, err := cmd.CombinedOutput(); err != nil {
-		return nil, false, fmt.Errorf("building %s: %v\n%s", src, err, msg)
-	}
-	lib, err = ffi.Open(out)
-	if err != nil {
-		return nil, false, fmt.Errorf("loading %s: %w", out, err)
-	}
-	return lib, false, nil
+	return out, false, nil
 }
 
 // ModuleRoot walks up from the working directory (a test's package

@@ -476,8 +476,8 @@ static void *as_prod_run(void *arg)
  * (device_id -1, sync_event NULL) whatever it says.
  * Returns 0, or -1 for bad arguments.
  */
-int as_produce(struct ArrowAsyncDeviceStreamHandler *h, int64_t batches, int64_t rows, int threads, int64_t fail_at,
-               int schema_fail, int64_t device_type)
+int as_produce(struct ArrowAsyncDeviceStreamHandler *h, intptr_t batches, intptr_t rows, int threads, intptr_t fail_at,
+               int schema_fail, intptr_t device_type)
 {
 	struct as_prod *p;
 	pthread_mutexattr_t attr;
@@ -568,20 +568,20 @@ int as_wait(void)
 
 /* Producers not yet released, tasks not yet extracted, and schema and
  * array structs (children included) not yet released. */
-int64_t as_live(void)
+intptr_t as_live(void)
 {
 	return as_load(&as_producers_live) + as_load(&as_tasks_live) + __atomic_load_n(&produced_count, __ATOMIC_SEQ_CST) -
 	       __atomic_load_n(&released_count, __ATOMIC_SEQ_CST);
 }
 
-int64_t as_tasks_discarded(void) { return as_load(&as_n_discarded); }
-int64_t as_extract_calls(void) { return as_load(&as_n_extract); }
-int64_t as_requests_after_end(void) { return as_load(&as_n_after_end); }
-int64_t as_tasks_delivered(void) { return as_load(&as_n_delivered); }
-int64_t as_schema_rejections(void) { return as_load(&as_n_schema_rejected); }
+intptr_t as_tasks_discarded(void) { return as_load(&as_n_discarded); }
+intptr_t as_extract_calls(void) { return as_load(&as_n_extract); }
+intptr_t as_requests_after_end(void) { return as_load(&as_n_after_end); }
+intptr_t as_tasks_delivered(void) { return as_load(&as_n_delivered); }
+intptr_t as_schema_rejections(void) { return as_load(&as_n_schema_rejected); }
 
 /* Protocol breaches the producer saw, and the first one's description. */
-int64_t as_problems(void)
+intptr_t as_problems(void)
 {
 	int64_t n;
 	pthread_mutex_lock(&as_glob);
@@ -988,7 +988,7 @@ static void *as_worker(void *arg)
  * tasks at on_schema, extracts them on threads worker pthreads, and cancels
  * after cancel_after tasks (>= 1; -1: never).
  */
-struct as_consumer *as_consumer_new(int64_t request_chunk, int64_t cancel_after, int threads)
+struct as_consumer *as_consumer_new(intptr_t request_chunk, intptr_t cancel_after, int threads)
 {
 	struct as_consumer *c;
 	int i;
@@ -1030,7 +1030,7 @@ void as_consumer_fail_on_schema(struct as_consumer *c)
 
 /* The k-th (1-based) on_next_task with a task returns EINVAL, leaving the
  * task unextracted (it stays the producer's). */
-void as_consumer_fail_on_task(struct as_consumer *c, int64_t k)
+void as_consumer_fail_on_task(struct as_consumer *c, intptr_t k)
 {
 	pthread_mutex_lock(&c->mu);
 	c->fail_task = k;
@@ -1052,7 +1052,7 @@ static int as_consumer_settled(const struct as_consumer *c)
 
 /* as_consumer_wait waits up to timeout_ms for release and for the workers to
  * finish every task; 0, or ETIMEDOUT. */
-int as_consumer_wait(struct as_consumer *c, int64_t timeout_ms)
+int as_consumer_wait(struct as_consumer *c, intptr_t timeout_ms)
 {
 	struct timespec ts;
 	int ok;
@@ -1082,14 +1082,14 @@ static int64_t as_consumer_get(struct as_consumer *c, const int64_t *field)
 }
 
 /* Batches extracted and checked (not those discarded after cancel). */
-int64_t as_consumer_batches(struct as_consumer *c) { return as_consumer_get(c, &c->checked); }
-int64_t as_consumer_rows(struct as_consumer *c) { return as_consumer_get(c, &c->rows); }
-int64_t as_consumer_discarded(struct as_consumer *c) { return as_consumer_get(c, &c->discarded); }
-int64_t as_consumer_received(struct as_consumer *c) { return as_consumer_get(c, &c->received); }
-int64_t as_consumer_releases(struct as_consumer *c) { return as_consumer_get(c, &c->releases); }
-int64_t as_consumer_problems(struct as_consumer *c) { return as_consumer_get(c, &c->problems); }
+intptr_t as_consumer_batches(struct as_consumer *c) { return as_consumer_get(c, &c->checked); }
+intptr_t as_consumer_rows(struct as_consumer *c) { return as_consumer_get(c, &c->rows); }
+intptr_t as_consumer_discarded(struct as_consumer *c) { return as_consumer_get(c, &c->discarded); }
+intptr_t as_consumer_received(struct as_consumer *c) { return as_consumer_get(c, &c->received); }
+intptr_t as_consumer_releases(struct as_consumer *c) { return as_consumer_get(c, &c->releases); }
+intptr_t as_consumer_problems(struct as_consumer *c) { return as_consumer_get(c, &c->problems); }
 /* The producer's additional_metadata "total_batches", or -1. */
-int64_t as_consumer_total_batches(struct as_consumer *c) { return as_consumer_get(c, &c->total_meta); }
+intptr_t as_consumer_total_batches(struct as_consumer *c) { return as_consumer_get(c, &c->total_meta); }
 
 int as_consumer_error_code(struct as_consumer *c)
 {

@@ -11,6 +11,11 @@
  * process-wide message buffer (ct_last_error), so checks are not meant to run
  * concurrently; the counters are atomic because releases may run on any
  * thread.
+ *
+ * The functions the Go tests call (here and in the other test sources) take
+ * and return integers as int, int32_t or intptr_t, never int64_t by value:
+ * Go passes each argument in one pointer-sized slot and reads one result
+ * register, and on 32-bit targets an int64_t takes two.
  */
 #include <inttypes.h>
 #include <stdarg.h>
@@ -29,10 +34,10 @@ static void count_produced(void) { __atomic_add_fetch(&produced_count, 1, __ATOM
 static void count_released(void) { __atomic_add_fetch(&released_count, 1, __ATOMIC_SEQ_CST); }
 
 /* Release callbacks run by any struct this library produced. */
-int64_t ct_release_count(void) { return __atomic_load_n(&released_count, __ATOMIC_SEQ_CST); }
+intptr_t ct_release_count(void) { return __atomic_load_n(&released_count, __ATOMIC_SEQ_CST); }
 
 /* Structs produced minus structs released. */
-int64_t ct_live_count(void)
+intptr_t ct_live_count(void)
 {
 	return __atomic_load_n(&produced_count, __ATOMIC_SEQ_CST) -
 	       __atomic_load_n(&released_count, __ATOMIC_SEQ_CST);
@@ -658,7 +663,7 @@ static void fill_ree(struct ArrowSchema *s, struct ArrowArray *a, const char *na
 
 static int bad_args(const void *s, const void *a, int64_t n) { return (s == NULL && a == NULL) || n < 0; }
 
-int ct_make_int32(struct ArrowSchema *s, struct ArrowArray *a, int64_t n, int with_nulls)
+int ct_make_int32(struct ArrowSchema *s, struct ArrowArray *a, intptr_t n, int with_nulls)
 {
 	if (bad_args(s, a, n))
 		return -1;
@@ -666,7 +671,7 @@ int ct_make_int32(struct ArrowSchema *s, struct ArrowArray *a, int64_t n, int wi
 	return 0;
 }
 
-int ct_make_utf8(struct ArrowSchema *s, struct ArrowArray *a, int64_t n)
+int ct_make_utf8(struct ArrowSchema *s, struct ArrowArray *a, intptr_t n)
 {
 	struct strpat p = {"s", 1, 0, 4, 3};
 	if (bad_args(s, a, n))
@@ -675,7 +680,7 @@ int ct_make_utf8(struct ArrowSchema *s, struct ArrowArray *a, int64_t n)
 	return 0;
 }
 
-int ct_make_list_int64(struct ArrowSchema *s, struct ArrowArray *a, int64_t n)
+int ct_make_list_int64(struct ArrowSchema *s, struct ArrowArray *a, intptr_t n)
 {
 	if (bad_args(s, a, n))
 		return -1;
@@ -683,7 +688,7 @@ int ct_make_list_int64(struct ArrowSchema *s, struct ArrowArray *a, int64_t n)
 	return 0;
 }
 
-int ct_make_struct(struct ArrowSchema *s, struct ArrowArray *a, int64_t n)
+int ct_make_struct(struct ArrowSchema *s, struct ArrowArray *a, intptr_t n)
 {
 	if (bad_args(s, a, n))
 		return -1;
@@ -691,7 +696,7 @@ int ct_make_struct(struct ArrowSchema *s, struct ArrowArray *a, int64_t n)
 	return 0;
 }
 
-int ct_make_dict_utf8(struct ArrowSchema *s, struct ArrowArray *a, int64_t n)
+int ct_make_dict_utf8(struct ArrowSchema *s, struct ArrowArray *a, intptr_t n)
 {
 	if (bad_args(s, a, n))
 		return -1;
@@ -699,7 +704,7 @@ int ct_make_dict_utf8(struct ArrowSchema *s, struct ArrowArray *a, int64_t n)
 	return 0;
 }
 
-int ct_make_sparse_union(struct ArrowSchema *s, struct ArrowArray *a, int64_t n)
+int ct_make_sparse_union(struct ArrowSchema *s, struct ArrowArray *a, intptr_t n)
 {
 	if (bad_args(s, a, n))
 		return -1;
@@ -707,7 +712,7 @@ int ct_make_sparse_union(struct ArrowSchema *s, struct ArrowArray *a, int64_t n)
 	return 0;
 }
 
-int ct_make_dense_union(struct ArrowSchema *s, struct ArrowArray *a, int64_t n)
+int ct_make_dense_union(struct ArrowSchema *s, struct ArrowArray *a, intptr_t n)
 {
 	if (bad_args(s, a, n))
 		return -1;
@@ -715,7 +720,7 @@ int ct_make_dense_union(struct ArrowSchema *s, struct ArrowArray *a, int64_t n)
 	return 0;
 }
 
-int ct_make_bool(struct ArrowSchema *s, struct ArrowArray *a, int64_t n)
+int ct_make_bool(struct ArrowSchema *s, struct ArrowArray *a, intptr_t n)
 {
 	if (bad_args(s, a, n))
 		return -1;
@@ -723,7 +728,7 @@ int ct_make_bool(struct ArrowSchema *s, struct ArrowArray *a, int64_t n)
 	return 0;
 }
 
-int ct_make_sliced_int64(struct ArrowSchema *s, struct ArrowArray *a, int64_t n)
+int ct_make_sliced_int64(struct ArrowSchema *s, struct ArrowArray *a, intptr_t n)
 {
 	if (bad_args(s, a, n))
 		return -1;
@@ -731,7 +736,7 @@ int ct_make_sliced_int64(struct ArrowSchema *s, struct ArrowArray *a, int64_t n)
 	return 0;
 }
 
-int ct_make_string_view(struct ArrowSchema *s, struct ArrowArray *a, int64_t n)
+int ct_make_string_view(struct ArrowSchema *s, struct ArrowArray *a, intptr_t n)
 {
 	if (bad_args(s, a, n))
 		return -1;
@@ -739,7 +744,7 @@ int ct_make_string_view(struct ArrowSchema *s, struct ArrowArray *a, int64_t n)
 	return 0;
 }
 
-int ct_make_ree(struct ArrowSchema *s, struct ArrowArray *a, int64_t n)
+int ct_make_ree(struct ArrowSchema *s, struct ArrowArray *a, intptr_t n)
 {
 	if (bad_args(s, a, n))
 		return -1;
@@ -752,7 +757,7 @@ int ct_make_ree(struct ArrowSchema *s, struct ArrowArray *a, int64_t n)
  * list<int64>, flags: bool, dict: dictionary<int16, utf8>, point: struct,
  * views: utf8_view> with schema metadata origin=cdata.c, purpose=test.
  */
-int ct_make_record_batch(struct ArrowSchema *s, struct ArrowArray *a, int64_t n)
+int ct_make_record_batch(struct ArrowSchema *s, struct ArrowArray *a, intptr_t n)
 {
 	static const char *const kv[] = {"origin", "cdata.c", "purpose", "test"};
 	struct strpat p = {"s", 1, 0, 4, 3};
@@ -872,7 +877,7 @@ static int check_int32_body(struct ArrowArray *a, int64_t n, int64_t mul, int64_
 }
 
 /* Checks ct_make_int32's data (format "i", values i*3, null when i%3 == 2 if with_nulls), releases both. */
-int ct_check_int32(struct ArrowSchema *s, struct ArrowArray *a, int64_t n, int with_nulls)
+int ct_check_int32(struct ArrowSchema *s, struct ArrowArray *a, intptr_t n, int with_nulls)
 {
 	int rc = check_inputs(s, a, "i");
 	if (rc == 0)
@@ -924,7 +929,7 @@ static int check_utf8_body(struct ArrowArray *a, int64_t n, strgen gen, const vo
 }
 
 /* Checks ct_make_utf8's data (format "u", "s<i>", null when i%4 == 3), releases both. */
-int ct_check_utf8(struct ArrowSchema *s, struct ArrowArray *a, int64_t n)
+int ct_check_utf8(struct ArrowSchema *s, struct ArrowArray *a, intptr_t n)
 {
 	struct strpat p = {"s", 1, 0, 4, 3};
 	int rc = check_inputs(s, a, "u");
@@ -993,7 +998,7 @@ static int check_record_batch_body(struct ArrowSchema *s, struct ArrowArray *a, 
  * and format against expected, "name:format,name:format,..." (formats with
  * commas cannot be listed). Releases both.
  */
-int ct_check_record_batch(struct ArrowSchema *s, struct ArrowArray *a, const char *expected, int64_t length)
+int ct_check_record_batch(struct ArrowSchema *s, struct ArrowArray *a, const char *expected, intptr_t length)
 {
 	int rc = check_inputs(s, a, "+s");
 	if (rc == 0)
@@ -1010,7 +1015,7 @@ int ct_check_record_batch(struct ArrowSchema *s, struct ArrowArray *a, const cha
  * values (non-null rows) into *sum and releases out: children moved out of
  * a parent must outlive it.
  */
-int ct_move_child_and_release(struct ArrowArray *parent, int64_t i, struct ArrowArray *out, int64_t *sum)
+int ct_move_child_and_release(struct ArrowArray *parent, intptr_t i, struct ArrowArray *out, int64_t *sum)
 {
 	struct ArrowArray *child;
 	const int32_t *v;
@@ -1050,7 +1055,7 @@ int ct_move_child_and_release(struct ArrowArray *parent, int64_t i, struct Arrow
 }
 
 /* Checks a CPU device array holding ct_check_int32's data; releases both. */
-int ct_check_device_array_cpu(struct ArrowSchema *s, struct ArrowDeviceArray *da, int64_t n, int with_nulls)
+int ct_check_device_array_cpu(struct ArrowSchema *s, struct ArrowDeviceArray *da, intptr_t n, int with_nulls)
 {
 	int rc = 0;
 	if (da == NULL)

@@ -133,9 +133,9 @@ static void value(void *dst, int code, int bits, int64_t seed, int64_t i) {
 static int64_t deleter_calls, double_deletes, live;
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 
-int64_t dl_deleter_calls(void) { return __atomic_load_n(&deleter_calls, __ATOMIC_SEQ_CST); }
-int64_t dl_double_deletes(void) { return __atomic_load_n(&double_deletes, __ATOMIC_SEQ_CST); }
-int64_t dl_live(void) { return __atomic_load_n(&live, __ATOMIC_SEQ_CST); }
+intptr_t dl_deleter_calls(void) { return __atomic_load_n(&deleter_calls, __ATOMIC_SEQ_CST); }
+intptr_t dl_double_deletes(void) { return __atomic_load_n(&double_deletes, __ATOMIC_SEQ_CST); }
+intptr_t dl_live(void) { return __atomic_load_n(&live, __ATOMIC_SEQ_CST); }
 
 /* A holder is the memory behind one produced tensor. Holders are not freed
  * by the deleter (only their data is), so that a second deleter call is
@@ -436,7 +436,7 @@ void dl_delete(void *tensor, int versioned) {
 
 /* dl_fill_expected writes n elements value(seed, i) of dtype code/bits to
  * out, the same values dl_produce writes (for tests that compare). */
-void dl_fill_expected(void *out, int64_t code, int64_t bits, int64_t seed, int64_t n) {
+void dl_fill_expected(void *out, intptr_t code, intptr_t bits, intptr_t seed, intptr_t n) {
 	for (int64_t i = 0; i < n; i++)
 		value((char *)out + i * (bits / 8), (int)code, (int)bits, seed, i);
 }

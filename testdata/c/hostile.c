@@ -14,7 +14,7 @@
 #include <errno.h>
 
 /* Structs made here and not yet released. */
-int64_t hx_live(void)
+intptr_t hx_live(void)
 {
 	return __atomic_load_n(&produced_count, __ATOMIC_SEQ_CST) -
 	       __atomic_load_n(&released_count, __ATOMIC_SEQ_CST);
@@ -204,7 +204,7 @@ void hx_release_device_array_twice(struct ArrowDeviceArray *d) { hx_release_arra
  * parent's saved release on it once more. Returns the child's length, or
  * -1.
  */
-int64_t hx_release_moved_child_twice(struct ArrowArray *a, int64_t k)
+intptr_t hx_release_moved_child_twice(struct ArrowArray *a, intptr_t k)
 {
 	struct ArrowArray child;
 	void (*parent_release)(struct ArrowArray *) = a->release;
@@ -359,7 +359,7 @@ static void hx_release(struct ArrowArrayStream *s)
  * hx_stream). null_fn names a function pointer to leave NULL: 0 none, 1
  * get_schema, 2 get_next, 3 get_last_error.
  */
-int hx_make_stream(struct ArrowArrayStream *out, int kind, int64_t rows, int null_fn)
+int hx_make_stream(struct ArrowArrayStream *out, int kind, intptr_t rows, int null_fn)
 {
 	if (out == NULL || kind < 0 || kind > 3)
 		return -1;
@@ -403,7 +403,7 @@ static void hx_dev_release(struct ArrowDeviceArrayStream *s)
 
 /* hx_make_device_stream: hx_make_stream for a CPU ArrowDeviceArrayStream
  * (kind 4 too). */
-int hx_make_device_stream(struct ArrowDeviceArrayStream *out, int kind, int64_t rows)
+int hx_make_device_stream(struct ArrowDeviceArrayStream *out, int kind, intptr_t rows)
 {
 	if (out == NULL || kind < 0 || kind > 4)
 		return -1;
@@ -419,7 +419,7 @@ int hx_make_device_stream(struct ArrowDeviceArrayStream *out, int kind, int64_t 
 /* Counters of the last stream made (kept after its release): 0 get_next
  * calls, 1 calls after a failure, 2 shared batches handed out, 3 shared
  * batches released, 4 stream release calls. */
-int64_t hx_stream_counter(int which)
+intptr_t hx_stream_counter(int which)
 {
 	struct hx_stream *p = hx_last_stream;
 	if (p == NULL)
@@ -593,7 +593,7 @@ struct ArrowAsyncDeviceStreamHandler *hx_handler_struct(struct hx_handler *x) { 
 /* Counters: 0 on_schema calls, 1 tasks, 2 ends, 3 on_error calls, 4
  * releases, 5 the last on_error code, 6 the second extract_data's result,
  * 7 rows extracted. */
-int64_t hx_handler_counter(struct hx_handler *x, int which)
+intptr_t hx_handler_counter(struct hx_handler *x, int which)
 {
 	switch (which) {
 	case 0:
@@ -645,7 +645,7 @@ static int hx_task_extract(struct ArrowAsyncTask *t, struct ArrowDeviceArray *ou
 	return 0;
 }
 
-int64_t hx_task_extract_calls(void) { return hx_task_extracts; }
+intptr_t hx_task_extract_calls(void) { return hx_task_extracts; }
 
 /*
  * hx_produce_nulls drives handler h (a Go Handler) on the calling thread,

@@ -181,7 +181,7 @@ struct bench *peer_bench_new(cl_context ctx, cl_command_queue q, int svm, size_t
  * device), each a non-blocking enqueue plus clFinish as in the Go benchmark,
  * with clEnqueueWrite/ReadBuffer (cl_mem) or clEnqueueSVMMemcpy (SVM).
  * Returns the nanoseconds taken, or a CL error (<0). */
-int64_t peer_bench_run(struct bench *b, int read, int iters) {
+intptr_t peer_bench_run(struct bench *b, int read, int iters) {
 	cl_int err = CL_SUCCESS;
 	int64_t t0 = now_ns();
 	for (int i = 0; i < iters && err == CL_SUCCESS; i++) {
@@ -228,7 +228,7 @@ static void release_array(struct ArrowArray *a) {
 /* peer_arrow_produce wraps p (n int32 values, written behind its gate) as an
  * int32 ArrowDeviceArray on opencl:device_id whose sync_event is p's marker:
  * a consumer that reads before waiting on it reads garbage. */
-int peer_arrow_produce(struct produced *p, int32_t n, int64_t device_id, struct ArrowSchema *s,
+int peer_arrow_produce(struct produced *p, int32_t n, intptr_t device_id, struct ArrowSchema *s,
 		       struct ArrowDeviceArray *out) {
 	struct arrow_produced *ap = calloc(1, sizeof *ap);
 	if (!ap)
@@ -285,7 +285,7 @@ static int64_t peer_stream_made, peer_stream_freed;
 static void peer_made(void) { __atomic_add_fetch(&peer_stream_made, 1, __ATOMIC_SEQ_CST); }
 static void peer_freed(void) { __atomic_add_fetch(&peer_stream_freed, 1, __ATOMIC_SEQ_CST); }
 
-int64_t peer_stream_live_count(void) {
+intptr_t peer_stream_live_count(void) {
 	return __atomic_load_n(&peer_stream_made, __ATOMIC_SEQ_CST) -
 	       __atomic_load_n(&peer_stream_freed, __ATOMIC_SEQ_CST);
 }
@@ -443,7 +443,7 @@ static void peer_stream_release(struct ArrowDeviceArrayStream *s) {
  * struct<v: int32 non-null>, batch b holding b*rows+i. 0, or -1 for bad
  * arguments (rows must be > 0: OpenCL has no empty buffers). */
 int peer_make_device_stream(struct ArrowDeviceArrayStream *out, cl_context ctx, cl_command_queue q, int svm,
-			    int64_t device_id, int64_t batches, int32_t rows) {
+			    intptr_t device_id, intptr_t batches, int32_t rows) {
 	struct peer_stream *ps;
 	if (!out || rows <= 0 || batches < 0)
 		return -1;

@@ -19,7 +19,7 @@
 #include <pthread.h>
 
 /* Streams and batch structs (children included) made minus released. */
-int64_t st_live_count(void)
+intptr_t st_live_count(void)
 {
 	return __atomic_load_n(&produced_count, __ATOMIC_SEQ_CST) -
 	       __atomic_load_n(&released_count, __ATOMIC_SEQ_CST);
@@ -308,8 +308,8 @@ static void st_release(struct ArrowArrayStream *s)
  * so does every later call; empty: every batch has 0 rows. Returns 0, or -1
  * for bad arguments.
  */
-int st_make_stream(struct ArrowArrayStream *out, int64_t batches, int64_t rows, int fail_schema, int64_t fail_at,
-                   int64_t empty)
+int st_make_stream(struct ArrowArrayStream *out, intptr_t batches, intptr_t rows, int fail_schema, intptr_t fail_at,
+                   intptr_t empty)
 {
 	struct st_producer *p;
 	if (out == NULL || rows < 0)
@@ -356,7 +356,7 @@ static void st_dev_release(struct ArrowDeviceArrayStream *s)
 
 /* st_make_device_stream_cpu: st_make_stream's batches as a CPU device stream
  * (device_id -1, sync_event NULL). */
-int st_make_device_stream_cpu(struct ArrowDeviceArrayStream *out, int64_t batches, int64_t rows, int64_t fail_at)
+int st_make_device_stream_cpu(struct ArrowDeviceArrayStream *out, intptr_t batches, intptr_t rows, intptr_t fail_at)
 {
 	struct st_producer *p;
 	if (out == NULL || rows < 0)
@@ -411,7 +411,7 @@ static int64_t st_mismatch(int64_t k)
  * k (k -1: the schema; k expect_batches: one batch more than expected, when
  * expect_batches >= 0).
  */
-int64_t st_drain(struct ArrowArrayStream *s, int64_t expect_batches, int64_t *rows_out)
+intptr_t st_drain(struct ArrowArrayStream *s, intptr_t expect_batches, int64_t *rows_out)
 {
 	struct ArrowSchema schema;
 	struct ArrowArray a;
@@ -497,7 +497,7 @@ out:
  * st_drain_device_cpu is st_drain for a CPU device stream: device_type CPU
  * on the stream and on every batch, device_id -1, sync_event NULL.
  */
-int64_t st_drain_device_cpu(struct ArrowDeviceArrayStream *s, int64_t expect_batches, int64_t *rows_out)
+intptr_t st_drain_device_cpu(struct ArrowDeviceArrayStream *s, intptr_t expect_batches, int64_t *rows_out)
 {
 	struct ArrowSchema schema;
 	struct ArrowDeviceArray da;
@@ -638,7 +638,7 @@ static void *st_worker_run(void *arg)
  * for a failed call, or -1000-b when batch b arrived twice. The stream is
  * not released.
  */
-int64_t st_concurrent_get_next(struct ArrowArrayStream *s, int threads, int64_t calls_each)
+intptr_t st_concurrent_get_next(struct ArrowArrayStream *s, int threads, intptr_t calls_each)
 {
 	struct st_worker *w;
 	unsigned char *seen;
