@@ -9,57 +9,33 @@ import (
 	"testing"
 	"unsafe"
 
-	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/purearrow/cdevice"
 	"github.com/purearrow/cdevice/abi"
 	"github.com/purearrow/cdevice/async"
 	"github.com/purearrow/cdevice/device"
 	"github.com/purearrow/cdevice/internal/ctest"
 	"github.com/purearrow/cdevice/internal/ffi"
+	"github.com/purearrow/cdevice/internal/sample"
 )
 
 // The async benchmarks move asyncBenchBatches batches of asyncBenchRows
-// rows of asyncBenchSchema (issue 5: 1000 batches of 4 columns × 64 rows).
+// rows of sample.StreamSchema (issue 5: 1000 batches of 4 columns × 64 rows).
 const (
 	asyncBenchBatches = 1000
 	asyncBenchRows    = 64
 )
 
-// asyncBenchSchema: 4 columns of common types.
-var asyncBenchSchema = arrow.NewSchema([]arrow.Field{
-	{Name: "i64", Type: arrow.PrimitiveTypes.Int64},
-	{Name: "f64", Type: arrow.PrimitiveTypes.Float64},
-	{Name: "utf8", Type: arrow.BinaryTypes.String, Nullable: true},
-	{Name: "bool", Type: arrow.FixedWidthTypes.Boolean},
-}, nil)
-
-// asyncBenchDeviceBatches builds n batches of rows rows of asyncBenchSchema
+// asyncBenchDeviceBatches builds n batches of rows rows of sample.StreamSchema
 // on device.CPU, built once and released when the benchmark ends.
 func asyncBenchDeviceBatches(tb testing.TB, n, rows int) []*cdevice.DeviceRecordBatch {
 	tb.Helper()
-	b := array.NewRecordBuilder(memory.DefaultAllocator, asyncBenchSchema)
-	defer b.Release()
 	dbs := make([]*cdevice.DeviceRecordBatch, 0, n)
 	tb.Cleanup(func() {
 		for _, db := range dbs {
 			db.Release()
 		}
 	})
-	for i := range n {
-		for j := range rows {
-			v := i*rows + j
-			b.Field(0).(*array.Int64Builder).Append(int64(v) * 1000003)
-			b.Field(1).(*array.Float64Builder).Append(float64(v) / 7)
-			if sb := b.Field(2).(*array.StringBuilder); v%7 == 3 {
-				sb.AppendNull()
-			} else {
-				sb.Append(fmt.Sprintf("value-%d", v))
-			}
-			b.Field(3).(*array.BooleanBuilder).Append(v%3 == 0)
-		}
-		rec := b.NewRecordBatch()
+	for _, rec := range sample.StreamBatches(nil, n, rows) {
 		db, err := cdevice.CopyRecordBatchToDevice(context.Background(), rec, device.CPU)
 		rec.Release()
 		if err != nil {
@@ -135,7 +111,7 @@ func benchAsync(b *testing.B, identity bool) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				errc := startProduce(ctx, asyncBenchSchema, retained(dbs), h.C())
+				errc := startProduce(ctx, sample.StreamSchema, retained(dbs), h.C())
 				drainHandler(b, ctx, h, asyncBenchBatches)
 				if err := <-errc; err != nil {
 					b.Fatalf("Produce: %v", err)

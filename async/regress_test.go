@@ -283,7 +283,17 @@ func regressBatches(tb testing.TB, n int) []arrow.RecordBatch {
 	return recs
 }
 
-func panicsNow() int64 { return cdevice.LiveLeaks().CallbackPanics }
+// watchPanics returns a check that fails t if a callback panicked since.
+func watchPanics(t *testing.T) func() {
+	before := cdevice.LiveLeaks().CallbackPanics
+	return func() {
+		t.Helper()
+		if cdevice.LiveLeaks().CallbackPanics != before {
+			_, msg := ffi.Panics()
+			t.Errorf("a callback panicked: %s", msg)
+		}
+	}
+}
 
 // ---- (1) a handler released after on_schema returned an error ----
 
@@ -320,7 +330,7 @@ func TestRegressReleaseAfterRejectedSchema(t *testing.T) {
 			// The identity import shortcut would skip the parse of an
 			// untouched export; these schemas must be parsed.
 			defer cdevice.SetIdentityImports(cdevice.SetIdentityImports(false))
-			panics := panicsNow()
+			checkPanics := watchPanics(t)
 			t.Cleanup(noLeaksAfter(t)) // after the test's own C memory is freed
 			h, err := async.NewHandler()
 			if err != nil {
@@ -361,10 +371,7 @@ func TestRegressReleaseAfterRejectedSchema(t *testing.T) {
 			if n := f.granted.Load(); n != 0 {
 				t.Errorf("the handler requested %d tasks after rejecting the schema", n)
 			}
-			if p := panicsNow(); p != panics {
-				_, msg := ffi.Panics()
-				t.Errorf("a callback panicked: %s", msg)
-			}
+			checkPanics()
 		})
 	}
 }
@@ -381,7 +388,7 @@ func TestRegressRequestAfterLastBatch(t *testing.T) {
 	for _, depth := range []int{1, 8} {
 		for _, nb := range []int{0, 1, 3} {
 			t.Run(fmt.Sprintf("depth=%d/batches=%d", depth, nb), func(t *testing.T) {
-				panics := panicsNow()
+				checkPanics := watchPanics(t)
 				t.Cleanup(noLeaksAfter(t)) // after the test's own C memory is freed
 				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 				defer cancel()
@@ -437,10 +444,7 @@ func TestRegressRequestAfterLastBatch(t *testing.T) {
 					t.Errorf("Next after the end and a late request: %v, want io.EOF", err)
 				}
 				closeHandler(t, h)
-				if p := panicsNow(); p != panics {
-					_, msg := ffi.Panics()
-					t.Errorf("a callback panicked: %s", msg)
-				}
+				checkPanics()
 			})
 		}
 	}
@@ -455,7 +459,7 @@ func TestRegressHandlerNoRequestAfterEnd(t *testing.T) {
 	for _, depth := range []int{1, 8} {
 		for _, nb := range []int{0, 1, 5, 20} {
 			t.Run(fmt.Sprintf("depth=%d/batches=%d", depth, nb), func(t *testing.T) {
-				panics := panicsNow()
+				checkPanics := watchPanics(t)
 				t.Cleanup(noLeaksAfter(t)) // after the test's own C memory is freed
 				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 				defer cancel()
@@ -571,10 +575,7 @@ func TestRegressHandlerNoRequestAfterEnd(t *testing.T) {
 				if n := fakeExtractErr.Swap(0); n != 0 {
 					t.Errorf("%d task exports failed", n)
 				}
-				if p := panicsNow(); p != panics {
-					_, msg := ffi.Panics()
-					t.Errorf("a callback panicked: %s", msg)
-				}
+				checkPanics()
 			})
 		}
 	}
@@ -583,7 +584,7 @@ func TestRegressHandlerNoRequestAfterEnd(t *testing.T) {
 // Tasks that arrive after Cancel are discarded: extract_data with NULL,
 // exactly once each, and the handler is released cleanly.
 func TestHandlerDiscardsTasksAfterCancel(t *testing.T) {
-	panics := panicsNow()
+	checkPanics := watchPanics(t)
 	t.Cleanup(noLeaksAfter(t)) // after the test's own C memory is freed
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -641,10 +642,7 @@ func TestHandlerDiscardsTasksAfterCancel(t *testing.T) {
 	if n := f.afterRelease.Load(); n != 0 {
 		t.Errorf("the handler called the producer %d times after its release", n)
 	}
-	if p := panicsNow(); p != panics {
-		_, msg := ffi.Panics()
-		t.Errorf("a callback panicked: %s", msg)
-	}
+	checkPanics()
 }
 
 // A producer's cancel may report an error through on_error before it
@@ -652,7 +650,7 @@ func TestHandlerDiscardsTasksAfterCancel(t *testing.T) {
 // Handler must take that call on the same goroutine without deadlocking,
 // deliver the error, and end cleanly.
 func TestHandlerOnErrorFromCancel(t *testing.T) {
-	panics := panicsNow()
+	checkPanics := watchPanics(t)
 	t.Cleanup(noLeaksAfter(t)) // after the test's own C memory is freed
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -686,10 +684,7 @@ func TestHandlerOnErrorFromCancel(t *testing.T) {
 	if n := f.afterRelease.Load(); n != 0 {
 		t.Errorf("the handler called the producer %d times after its release", n)
 	}
-	if p := panicsNow(); p != panics {
-		_, msg := ffi.Panics()
-		t.Errorf("a callback panicked: %s", msg)
-	}
+	checkPanics()
 }
 
 // ---- (3) no spinning while nothing is requested ----

@@ -8,6 +8,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/cdata"
 	"github.com/purearrow/cdevice/abi"
+	"github.com/purearrow/cdevice/internal/sample"
 )
 
 // BenchmarkArrowGoStream moves the stream of BenchmarkStream through
@@ -18,7 +19,7 @@ func BenchmarkArrowGoStream(b *testing.B) {
 	s, cs := interopStream(b)
 	b.ReportAllocs()
 	for b.Loop() {
-		rdr, err := array.NewRecordReader(batchSchema, recs)
+		rdr, err := array.NewRecordReader(sample.StreamSchema, recs)
 		if err != nil {
 			b.Fatal(err)
 		}

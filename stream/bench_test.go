@@ -1,7 +1,6 @@
 package stream_test
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -14,6 +13,7 @@ import (
 	"github.com/purearrow/cdevice/abi"
 	"github.com/purearrow/cdevice/internal/ctest"
 	"github.com/purearrow/cdevice/internal/ffi"
+	"github.com/purearrow/cdevice/internal/sample"
 	"github.com/purearrow/cdevice/stream"
 )
 
@@ -23,51 +23,16 @@ const (
 	benchRows    = 64
 )
 
-// batchSchema is the schema of makeBatches: 4 columns of common types.
-var batchSchema = arrow.NewSchema([]arrow.Field{
-	{Name: "i64", Type: arrow.PrimitiveTypes.Int64},
-	{Name: "f64", Type: arrow.PrimitiveTypes.Float64},
-	{Name: "utf8", Type: arrow.BinaryTypes.String, Nullable: true},
-	{Name: "bool", Type: arrow.FixedWidthTypes.Boolean},
-}, nil)
-
-// makeBatches builds n batches of rows rows of batchSchema with memory from
+// makeBatches builds n batches of rows rows of sample.StreamSchema with memory from
 // mem (nil: the default allocator), released when the test or benchmark
 // ends.
 func makeBatches(tb testing.TB, mem memory.Allocator, n, rows int) []arrow.RecordBatch {
-	recs := buildBatches(mem, n, rows)
+	recs := sample.StreamBatches(mem, n, rows)
 	tb.Cleanup(func() {
 		for _, r := range recs {
 			r.Release()
 		}
 	})
-	return recs
-}
-
-// buildBatches builds n batches of rows rows of batchSchema with memory
-// from mem (nil: the default allocator); the same n and rows always give
-// the same values. The caller releases them.
-func buildBatches(mem memory.Allocator, n, rows int) []arrow.RecordBatch {
-	if mem == nil {
-		mem = memory.DefaultAllocator
-	}
-	b := array.NewRecordBuilder(mem, batchSchema)
-	defer b.Release()
-	recs := make([]arrow.RecordBatch, n)
-	for i := range recs {
-		for j := range rows {
-			v := i*rows + j
-			b.Field(0).(*array.Int64Builder).Append(int64(v) * 1000003)
-			b.Field(1).(*array.Float64Builder).Append(float64(v) / 7)
-			if sb := b.Field(2).(*array.StringBuilder); v%7 == 3 {
-				sb.AppendNull()
-			} else {
-				sb.Append(fmt.Sprintf("value-%d", v))
-			}
-			b.Field(3).(*array.BooleanBuilder).Append(v%3 == 0)
-		}
-		recs[i] = b.NewRecordBatch()
-	}
 	return recs
 }
 
@@ -85,7 +50,7 @@ func benchStream(b *testing.B, identity bool) {
 	s := offHeap[abi.ArrayStream](b)
 	b.ReportAllocs()
 	for b.Loop() {
-		rdr, err := array.NewRecordReader(batchSchema, recs)
+		rdr, err := array.NewRecordReader(sample.StreamSchema, recs)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -156,7 +121,7 @@ func BenchmarkStreamFromC(b *testing.B) {
 func TestStreamBenchBatches(t *testing.T) {
 	forEachIdentity(t, func(t *testing.T) {
 		recs := makeBatches(t, nil, 20, benchRows)
-		rdr, err := array.NewRecordReader(batchSchema, recs)
+		rdr, err := array.NewRecordReader(sample.StreamSchema, recs)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -170,6 +135,6 @@ func TestStreamBenchBatches(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		drainGold(t, r, batchSchema, recs)
+		drainGold(t, r, sample.StreamSchema, recs)
 	})
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/purearrow/cdevice"
 	"github.com/purearrow/cdevice/abi"
 	"github.com/purearrow/cdevice/internal/ffi"
+	"github.com/purearrow/cdevice/internal/sample"
 	"github.com/purearrow/cdevice/stream"
 )
 
@@ -56,7 +57,7 @@ func (r *countedReader) Release() {
 		rec.Release()
 	}
 }
-func (r *countedReader) Schema() *arrow.Schema { return batchSchema }
+func (r *countedReader) Schema() *arrow.Schema { return sample.StreamSchema }
 func (r *countedReader) Next() bool {
 	if r.cur != nil {
 		r.cur.Release()
@@ -294,7 +295,7 @@ func TestReleaseKeepsBatches(t *testing.T) {
 	forEachIdentity(t, func(t *testing.T) {
 		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 		want := makeBatches(t, nil, 6, 8)
-		recs := buildBatches(mem, 6, 8)
+		recs := sample.StreamBatches(mem, 6, 8)
 		src := newCountedReader(recs)
 		for _, rec := range recs {
 			rec.Release()
@@ -366,7 +367,7 @@ func TestGetSchemaAnyTime(t *testing.T) {
 			if err != nil {
 				t.Fatalf("import of the schema %s: %v", when, err)
 			}
-			for _, d := range schemaDiffs(batchSchema, got) {
+			for _, d := range schemaDiffs(sample.StreamSchema, got) {
 				t.Errorf("schema %s: %s", when, d)
 			}
 			return got

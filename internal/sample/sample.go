@@ -94,3 +94,39 @@ func WideBatch() arrow.RecordBatch {
 	}
 	return b.NewRecordBatch()
 }
+
+// StreamSchema is the schema of StreamBatches: 4 columns of common types.
+var StreamSchema = arrow.NewSchema([]arrow.Field{
+	{Name: "i64", Type: arrow.PrimitiveTypes.Int64},
+	{Name: "f64", Type: arrow.PrimitiveTypes.Float64},
+	{Name: "utf8", Type: arrow.BinaryTypes.String, Nullable: true},
+	{Name: "bool", Type: arrow.FixedWidthTypes.Boolean},
+}, nil)
+
+// StreamBatches builds the batches of the stream and async benchmarks: n
+// batches of rows rows of StreamSchema with memory from mem (nil: the
+// default allocator); the same n and rows always give the same values.
+// The caller releases them.
+func StreamBatches(mem memory.Allocator, n, rows int) []arrow.RecordBatch {
+	if mem == nil {
+		mem = memory.DefaultAllocator
+	}
+	b := array.NewRecordBuilder(mem, StreamSchema)
+	defer b.Release()
+	recs := make([]arrow.RecordBatch, n)
+	for i := range recs {
+		for j := range rows {
+			v := i*rows + j
+			b.Field(0).(*array.Int64Builder).Append(int64(v) * 1000003)
+			b.Field(1).(*array.Float64Builder).Append(float64(v) / 7)
+			if sb := b.Field(2).(*array.StringBuilder); v%7 == 3 {
+				sb.AppendNull()
+			} else {
+				sb.Append(fmt.Sprintf("value-%d", v))
+			}
+			b.Field(3).(*array.BooleanBuilder).Append(v%3 == 0)
+		}
+		recs[i] = b.NewRecordBatch()
+	}
+	return recs
+}
