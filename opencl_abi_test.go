@@ -23,14 +23,7 @@ func openclPeer(t *testing.T) (*opencl.Device, func(string) func(...uintptr) uin
 	info, _ := opencl.Backend.Probe(context.Background())
 	lib := ctest.Library(t, "opencl_peer")
 	f := func(name string) func(...uintptr) uintptr { return ctest.Func(t, lib, name) }
-	path, err := ffi.CString(info.Library)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ffi.Free(path)
-	if r := int32(f("peer_init")(uintptr(path))); r != 0 {
-		t.Fatalf("peer_init(%s) = %d", info.Library, r)
-	}
+	ctest.InitRuntime(t, lib, "peer_init", info.Library)
 	return dev, f
 }
 

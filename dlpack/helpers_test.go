@@ -156,8 +156,6 @@ type clib struct {
 	produce, wrap, consume, del, calls, doubles, live, collect, fill func(...uintptr) uintptr
 }
 
-var clInit sync.Once
-
 func loadC(t testing.TB) *clib {
 	t.Helper()
 	lib := ctest.Library(t, "dlpack")
@@ -176,16 +174,7 @@ func loadCOpenCL(t testing.TB) (*clib, *opencl.Device) {
 	dev, path := openclDevice(t)
 	c := loadC(t)
 	lib := ctest.Library(t, "dlpack")
-	var rc int32
-	clInit.Do(func() {
-		p, err := ffi.CString(path)
-		must(t, err)
-		defer ffi.Free(p)
-		rc = int32(ctest.Func(t, lib, "dl_cl_init")(uintptr(p)))
-	})
-	if rc != 0 {
-		t.Fatalf("dl_cl_init(%s) = %d", path, rc)
-	}
+	ctest.InitRuntime(t, lib, "dl_cl_init", path) // again is harmless: dlopen counts
 	return c, dev
 }
 

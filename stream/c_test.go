@@ -768,14 +768,7 @@ func cstOpenCL(t *testing.T) (*opencl.Device, func(string) func(...uintptr) uint
 	}
 	lib := ctest.Library(t, "opencl_peer")
 	f := func(name string) func(...uintptr) uintptr { return ctest.Func(t, lib, name) }
-	path, err := ffi.CString(info.Library)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ffi.Free(path)
-	if rc := int32(f("peer_init")(uintptr(path))); rc != 0 {
-		t.Fatalf("peer_init(%s) = %d", info.Library, rc)
-	}
+	ctest.InitRuntime(t, lib, "peer_init", info.Library)
 	return info.Devices[0].(*opencl.Device), f
 }
 

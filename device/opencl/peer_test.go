@@ -23,12 +23,7 @@ func loadPeer(t testing.TB) *peer {
 	info := probe(t)
 	lib := ctest.Library(t, "opencl_peer")
 	f := func(name string) func(...uintptr) uintptr { return ctest.Func(t, lib, name) }
-	path, err := ffi.CString(info.Library)
-	must(t, err)
-	defer ffi.Free(path)
-	if r := int32(f("peer_init")(uintptr(path))); r != 0 {
-		t.Fatalf("peer_init(%s) = %d", info.Library, r)
-	}
+	ctest.InitRuntime(t, lib, "peer_init", info.Library)
 	return &peer{
 		produce: f("peer_produce"), buffer: f("peer_produced_buffer"), event: f("peer_produced_event"),
 		complete: f("peer_event_complete"), openGate: f("peer_open_gate"), openGateAfter: f("peer_open_gate_after"),

@@ -67,6 +67,21 @@ func Func(t testing.TB, lib *ffi.Library, name string) func(args ...uintptr) uin
 	return func(args ...uintptr) uintptr { return ffi.Call(fn, args...) }
 }
 
+// InitRuntime calls lib's int init(const char *path) with the path of a
+// runtime library the Go side loaded (libOpenCL, say), so that the C peer
+// dlopen's the same copy, and fails t unless it returns 0.
+func InitRuntime(t testing.TB, lib *ffi.Library, init, path string) {
+	t.Helper()
+	p, err := ffi.CString(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ffi.Free(p)
+	if rc := int32(Func(t, lib, init)(uintptr(p))); rc != 0 {
+		t.Fatalf("%s(%s) = %d", init, path, rc)
+	}
+}
+
 // Path compiles testdata/c/<name>.c, as Library does, and returns the path
 // of the shared library, for code under test that loads a library by path
 // (dlopen of the same path then shares one loaded copy with the test).
