@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"iter"
@@ -115,16 +114,11 @@ type benchReport struct {
 }
 
 func bench(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("bench", benchUsage, stderr)
 	devSpec := fs.String("device", "", "measure only this device: cpu, opencl:0, cuda:0, hip:0, ... (default: the CPU and every device found)")
 	asJSON := fs.Bool("json", false, "print the numbers as JSON")
 	size := byteSize(256 << 20)
 	fs.Var(&size, "size", "bytes per copy in the bandwidth test: a number, or with KiB, MiB, GiB (default 256MiB)")
-	fs.Usage = func() {
-		fmt.Fprint(stderr, benchUsage)
-		fs.PrintDefaults()
-	}
 	rest, code, ok := parseFlags(fs, args)
 	if !ok {
 		return code

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"text/tabwriter"
@@ -14,13 +13,8 @@ import (
 )
 
 func devices(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("devices", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("devices", "usage: cdevice devices [--json]\n\nList every device backend tried (CUDA, HIP, OpenCL), the library and\nversion it loaded, its devices, or the exact reason it is unavailable,\nand the default device with the reason it was chosen.\n\n", stderr)
 	asJSON := fs.Bool("json", false, "print the report as JSON")
-	fs.Usage = func() {
-		fmt.Fprint(stderr, "usage: cdevice devices [--json]\n\nList every device backend tried (CUDA, HIP, OpenCL), the library and\nversion it loaded, its devices, or the exact reason it is unavailable,\nand the default device with the reason it was chosen.\n\n")
-		fs.PrintDefaults()
-	}
 	rest, code, ok := parseFlags(fs, args)
 	if !ok {
 		return code

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -63,13 +62,8 @@ type inspectReport struct {
 }
 
 func inspect(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("inspect", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("inspect", inspectUsage, stderr)
 	asJSON := fs.Bool("json", false, "print the report as JSON")
-	fs.Usage = func() {
-		fmt.Fprint(stderr, inspectUsage)
-		fs.PrintDefaults()
-	}
 	rest, code, ok := parseFlags(fs, args)
 	if !ok {
 		return code

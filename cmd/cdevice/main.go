@@ -91,6 +91,18 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return exitUsage
 }
 
+// newFlagSet is the flag set of the subcommand name: errors, and on --help
+// usage followed by the flags, go to stderr.
+func newFlagSet(name, usage string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, usage)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
 // parseFlags parses args with fs, allowing flags after positional arguments
 // (cdevice inspect FILE --json), and returns the positional arguments. ok is
 // false when the command must stop with status code: 0 after --help, 2 after

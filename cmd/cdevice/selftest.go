@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -105,14 +104,9 @@ type selftestReport struct {
 }
 
 func selftest(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("selftest", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("selftest", selftestUsage, stderr)
 	devSpec := fs.String("device", "", "test only this device: cpu, opencl:0, cuda:0, hip:0, ... (default: the CPU and every device found)")
 	asJSON := fs.Bool("json", false, "print the results as JSON")
-	fs.Usage = func() {
-		fmt.Fprint(stderr, selftestUsage)
-		fs.PrintDefaults()
-	}
 	rest, code, ok := parseFlags(fs, args)
 	if !ok {
 		return code
