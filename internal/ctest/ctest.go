@@ -103,9 +103,9 @@ func Path(t testing.TB, name string) string {
 // in the temporary directory, since code under test may open it at any
 // time; a second run reuses it. skip is true when gcc is missing.
 func compile(name string) (path string, skip bool, err error) {
-	gcc, err := exec.LookPath("gcc")
+	gcc, flags, err := compiler()
 	if err != nil {
-		return "", true, fmt.Errorf("gcc not found: %w", err)
+		return "", true, err
 	}
 	root, err := ModuleRoot()
 	if err != nil {
@@ -113,13 +113,10 @@ func compile(name string) (path string, skip bool, err error) {
 	}
 	cdir := filepath.Join(root, "testdata", "c")
 	src := filepath.Join(cdir, name+".c")
-	flags := []string{"-shared", "-fPIC", "-O1", "-g", "-Wall", "-Werror", "-pthread"}
-	if runtime.GOARCH == "386" {
-		flags = append(flags, "-m32")
-	}
+	flags = append(flags, "-shared", "-fPIC", "-O1", "-g", "-Wall", "-Werror", "-pthread")
 	// Any source may include any other, so all of them name the build.
 	h := sha256.New()
-	fmt.Fprintln(h, name, runtime.GOOS, runtime.GOARCH, flags)
+	fmt.Fprintln(h, name, runtime.GOOS, runtime.GOARCH, gcc, flags)
 	entries, err := os.ReadDir(cdir)
 	if err != nil {
 		return "", false, err
@@ -161,6 +158,33 @@ func compile(name string) (path string, skip bool, err error) {
 		}
 	}
 	return out, false, nil
+}
+
+// crossCompilers are the Debian cross compilers for targets a test binary
+// may run as under qemu-user; on a native host of that architecture plain
+// gcc builds the same.
+var crossCompilers = map[string]string{
+	"arm":   "arm-linux-gnueabihf-gcc",
+	"arm64": "aarch64-linux-gnu-gcc",
+}
+
+// compiler returns the C compiler for the test binary's architecture and
+// its architecture flags: gcc -m32 for 386 (gcc-multilib on amd64), the
+// cross compiler for arm and arm64 where it is installed, gcc otherwise.
+func compiler() (string, []string, error) {
+	if cc, ok := crossCompilers[runtime.GOARCH]; ok {
+		if path, err := exec.LookPath(cc); err == nil {
+			return path, nil, nil
+		}
+	}
+	gcc, err := exec.LookPath("gcc")
+	if err != nil {
+		return "", nil, fmt.Errorf("gcc not found: %w", err)
+	}
+	if runtime.GOARCH == "386" {
+		return gcc, []string{"-m32"}, nil
+	}
+	return gcc, nil, nil
 }
 
 // ModuleRoot walks up from the working directory (a test's package
