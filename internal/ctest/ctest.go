@@ -160,17 +160,18 @@ func compile(name string) (path string, skip bool, err error) {
 	return out, false, nil
 }
 
-// crossCompilers are the Debian cross compilers for targets a test binary
-// may run as under qemu-user; on a native host of that architecture plain
-// gcc builds the same.
+// crossCompilers are the Debian cross compilers for the targets a test
+// binary may run as on an amd64 host (386 natively, arm and arm64 under
+// qemu-user). On a host of that architecture plain gcc builds the same.
 var crossCompilers = map[string]string{
+	"386":   "i686-linux-gnu-gcc",
 	"arm":   "arm-linux-gnueabihf-gcc",
 	"arm64": "aarch64-linux-gnu-gcc",
 }
 
 // compiler returns the C compiler for the test binary's architecture and
-// its architecture flags: gcc -m32 for 386 (gcc-multilib on amd64), the
-// cross compiler for arm and arm64 where it is installed, gcc otherwise.
+// its flags: the cross compiler where it is installed, else gcc (with -m32
+// for 386, which needs gcc-multilib on amd64).
 func compiler() (string, []string, error) {
 	if cc, ok := crossCompilers[runtime.GOARCH]; ok {
 		if path, err := exec.LookPath(cc); err == nil {
