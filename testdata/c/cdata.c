@@ -680,77 +680,26 @@ int ct_make_utf8(struct ArrowSchema *s, struct ArrowArray *a, intptr_t n)
 	return 0;
 }
 
-int ct_make_list_int64(struct ArrowSchema *s, struct ArrowArray *a, intptr_t n)
-{
-	if (bad_args(s, a, n))
-		return -1;
-	fill_list_int64(s, a, "list", ARROW_FLAG_NULLABLE, n);
-	return 0;
-}
-
-int ct_make_struct(struct ArrowSchema *s, struct ArrowArray *a, intptr_t n)
-{
-	if (bad_args(s, a, n))
-		return -1;
-	fill_struct(s, a, "struct", ARROW_FLAG_NULLABLE, n);
-	return 0;
-}
-
-int ct_make_dict_utf8(struct ArrowSchema *s, struct ArrowArray *a, intptr_t n)
-{
-	if (bad_args(s, a, n))
-		return -1;
-	fill_dict_utf8(s, a, "dict", ARROW_FLAG_NULLABLE, n);
-	return 0;
-}
-
-int ct_make_sparse_union(struct ArrowSchema *s, struct ArrowArray *a, intptr_t n)
-{
-	if (bad_args(s, a, n))
-		return -1;
-	fill_union(s, a, "sparse", ARROW_FLAG_NULLABLE, n, 0);
-	return 0;
-}
-
-int ct_make_dense_union(struct ArrowSchema *s, struct ArrowArray *a, intptr_t n)
-{
-	if (bad_args(s, a, n))
-		return -1;
-	fill_union(s, a, "dense", ARROW_FLAG_NULLABLE, n, 1);
-	return 0;
-}
-
-int ct_make_bool(struct ArrowSchema *s, struct ArrowArray *a, intptr_t n)
-{
-	if (bad_args(s, a, n))
-		return -1;
-	fill_bool(s, a, "bool", ARROW_FLAG_NULLABLE, n);
-	return 0;
-}
-
-int ct_make_sliced_int64(struct ArrowSchema *s, struct ArrowArray *a, intptr_t n)
-{
-	if (bad_args(s, a, n))
-		return -1;
-	fill_sliced_int64(s, a, "sliced", ARROW_FLAG_NULLABLE, n);
-	return 0;
-}
-
-int ct_make_string_view(struct ArrowSchema *s, struct ArrowArray *a, intptr_t n)
-{
-	if (bad_args(s, a, n))
-		return -1;
-	fill_string_view(s, a, "view", ARROW_FLAG_NULLABLE, n);
-	return 0;
-}
-
-int ct_make_ree(struct ArrowSchema *s, struct ArrowArray *a, intptr_t n)
-{
-	if (bad_args(s, a, n))
-		return -1;
-	fill_ree(s, a, "ree", ARROW_FLAG_NULLABLE, n);
-	return 0;
-}
+/* ct_make_<name>(schema, array, n): n values of one type, made by fill (its
+ * extra arguments last); -1 for bad arguments. */
+#define CT_MAKER(name, fill, label, ...)                                        \
+	int ct_make_##name(struct ArrowSchema *s, struct ArrowArray *a, intptr_t n) \
+	{                                                                       \
+		if (bad_args(s, a, n))                                          \
+			return -1;                                              \
+		fill(s, a, label, ARROW_FLAG_NULLABLE, n, ##__VA_ARGS__);       \
+		return 0;                                                       \
+	}
+CT_MAKER(list_int64, fill_list_int64, "list")
+CT_MAKER(struct, fill_struct, "struct")
+CT_MAKER(dict_utf8, fill_dict_utf8, "dict")
+CT_MAKER(sparse_union, fill_union, "sparse", 0)
+CT_MAKER(dense_union, fill_union, "dense", 1)
+CT_MAKER(bool, fill_bool, "bool")
+CT_MAKER(sliced_int64, fill_sliced_int64, "sliced")
+CT_MAKER(string_view, fill_string_view, "view")
+CT_MAKER(ree, fill_ree, "ree")
+#undef CT_MAKER
 
 /*
  * A record batch: struct<ints: int32 (with nulls), strs: utf8, lists:
