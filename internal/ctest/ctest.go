@@ -97,9 +97,8 @@ func Path(t testing.TB, name string) string {
 	return path
 }
 
-// compile builds testdata/c/<name>.c into a shared library for the target
-// architecture (-m32 for GOARCH=386, which needs gcc-multilib on amd64) and
-// returns its path. The file is named by a hash of the C sources and kept
+// compile builds testdata/c/<name>.c into a shared library for the test
+// binary's architecture (see compiler) and returns its path. The file is named by a hash of the C sources and kept
 // in the temporary directory, since code under test may open it at any
 // time; a second run reuses it. skip is true when gcc is missing.
 func compile(name string) (path string, skip bool, err error) {
