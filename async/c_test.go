@@ -174,6 +174,21 @@ func acClose(t testing.TB, h *async.Handler) {
 }
 
 // acProduce starts the C producer on h.
+// acHandler begins a test of a Handler against the C producer: the leak
+// checks of acNoLeaks, a context that ends with the test (acTimeout at
+// most), and the Handler.
+func acHandler(t *testing.T, opts ...async.Option) (context.Context, *async.Handler) {
+	t.Helper()
+	acNoLeaks(t)
+	ctx, cancel := context.WithTimeout(context.Background(), acTimeout)
+	t.Cleanup(cancel)
+	h, err := async.NewHandler(opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ctx, h
+}
+
 func acProduce(t testing.TB, h *async.Handler, batches, rows int64, threads int, failAt int64, schemaFail bool) {
 	t.Helper()
 	sf := 0
@@ -193,13 +208,7 @@ func TestCProducerToHandler(t *testing.T) {
 		for _, depth := range []int{1, 8, 64} {
 			for _, useAll := range []bool{false, true} {
 				t.Run(fmt.Sprintf("threads=%d/depth=%d/all=%v", threads, depth, useAll), func(t *testing.T) {
-					acNoLeaks(t)
-					ctx, cancel := context.WithTimeout(context.Background(), acTimeout)
-					defer cancel()
-					h, err := async.NewHandler(async.WithQueueDepth(depth))
-					if err != nil {
-						t.Fatal(err)
-					}
+					ctx, h := acHandler(t, async.WithQueueDepth(depth))
 					acProduce(t, h, batches, rows, threads, -1, false)
 					sc, err := h.Schema(ctx)
 					if err != nil {
@@ -260,13 +269,7 @@ func TestCProducerToHandler(t *testing.T) {
 func TestCProducerSchemaRejected(t *testing.T) {
 	for _, threads := range []int{1, 4} {
 		t.Run(fmt.Sprintf("threads=%d", threads), func(t *testing.T) {
-			acNoLeaks(t)
-			ctx, cancel := context.WithTimeout(context.Background(), acTimeout)
-			defer cancel()
-			h, err := async.NewHandler()
-			if err != nil {
-				t.Fatal(err)
-			}
+			ctx, h := acHandler(t)
 			acProduce(t, h, 5, 3, threads, -1, true)
 			sc, err := h.Schema(ctx)
 			if err == nil {
@@ -297,14 +300,9 @@ func TestCProducerError(t *testing.T) {
 	for _, threads := range []int{1, 4} {
 		for _, depth := range []int{1, 8, 64} {
 			t.Run(fmt.Sprintf("threads=%d/depth=%d", threads, depth), func(t *testing.T) {
-				acNoLeaks(t)
-				ctx, cancel := context.WithTimeout(context.Background(), acTimeout)
-				defer cancel()
-				h, err := async.NewHandler(async.WithQueueDepth(depth))
-				if err != nil {
-					t.Fatal(err)
-				}
+				ctx, h := acHandler(t, async.WithQueueDepth(depth))
 				acProduce(t, h, batches, rows, threads, failAt, false)
+				var err error
 				n := 0
 				for {
 					b, e := h.Next(ctx)
@@ -351,13 +349,7 @@ func TestCProducerCancel(t *testing.T) {
 		for _, threads := range []int{1, 4} {
 			for _, depth := range []int{1, 8, 64} {
 				t.Run(fmt.Sprintf("%s/threads=%d/depth=%d", how, threads, depth), func(t *testing.T) {
-					acNoLeaks(t)
-					ctx, cancel := context.WithTimeout(context.Background(), acTimeout)
-					defer cancel()
-					h, err := async.NewHandler(async.WithQueueDepth(depth))
-					if err != nil {
-						t.Fatal(err)
-					}
+					ctx, h := acHandler(t, async.WithQueueDepth(depth))
 					acProduce(t, h, batches, rows, threads, -1, false)
 					for n := range read {
 						b, err := h.Next(ctx)

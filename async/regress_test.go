@@ -283,15 +283,24 @@ func regressBatches(tb testing.TB, n int) []arrow.RecordBatch {
 	return recs
 }
 
-// watchPanics returns a check that fails t if a callback panicked since.
-func watchPanics(t *testing.T) func() {
+// failOnCallbackPanics fails t, when it ends, if a callback panicked
+// during it.
+func failOnCallbackPanics(t *testing.T) {
 	before := cdevice.LiveLeaks().CallbackPanics
-	return func() {
-		t.Helper()
+	t.Cleanup(func() {
 		if cdevice.LiveLeaks().CallbackPanics != before {
 			_, msg := ffi.Panics()
 			t.Errorf("a callback panicked: %s", msg)
 		}
+	})
+}
+
+// checkNoCallsAfterRelease fails t if the handler called the producer
+// after its release.
+func (f *fakeProducer) checkNoCallsAfterRelease(t *testing.T) {
+	t.Helper()
+	if n := f.afterRelease.Load(); n != 0 {
+		t.Errorf("the handler called the producer %d times after its release", n)
 	}
 }
 
@@ -330,7 +339,7 @@ func TestRegressReleaseAfterRejectedSchema(t *testing.T) {
 			// The identity import shortcut would skip the parse of an
 			// untouched export; these schemas must be parsed.
 			defer cdevice.SetIdentityImports(cdevice.SetIdentityImports(false))
-			checkPanics := watchPanics(t)
+			failOnCallbackPanics(t)
 			t.Cleanup(noLeaksAfter(t)) // after the test's own C memory is freed
 			h, err := async.NewHandler()
 			if err != nil {
@@ -365,13 +374,10 @@ func TestRegressReleaseAfterRejectedSchema(t *testing.T) {
 			h.Cancel() // after release: a no-op that must not reach the producer
 			h.Cancel()
 			closeHandler(t, h)
-			if n := f.afterRelease.Load(); n != 0 {
-				t.Errorf("the handler called the producer %d times after its release", n)
-			}
+			f.checkNoCallsAfterRelease(t)
 			if n := f.granted.Load(); n != 0 {
 				t.Errorf("the handler requested %d tasks after rejecting the schema", n)
 			}
-			checkPanics()
 		})
 	}
 }
@@ -388,7 +394,7 @@ func TestRegressRequestAfterLastBatch(t *testing.T) {
 	for _, depth := range []int{1, 8} {
 		for _, nb := range []int{0, 1, 3} {
 			t.Run(fmt.Sprintf("depth=%d/batches=%d", depth, nb), func(t *testing.T) {
-				checkPanics := watchPanics(t)
+				failOnCallbackPanics(t)
 				t.Cleanup(noLeaksAfter(t)) // after the test's own C memory is freed
 				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 				defer cancel()
@@ -444,7 +450,6 @@ func TestRegressRequestAfterLastBatch(t *testing.T) {
 					t.Errorf("Next after the end and a late request: %v, want io.EOF", err)
 				}
 				closeHandler(t, h)
-				checkPanics()
 			})
 		}
 	}
@@ -459,7 +464,7 @@ func TestRegressHandlerNoRequestAfterEnd(t *testing.T) {
 	for _, depth := range []int{1, 8} {
 		for _, nb := range []int{0, 1, 5, 20} {
 			t.Run(fmt.Sprintf("depth=%d/batches=%d", depth, nb), func(t *testing.T) {
-				checkPanics := watchPanics(t)
+				failOnCallbackPanics(t)
 				t.Cleanup(noLeaksAfter(t)) // after the test's own C memory is freed
 				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 				defer cancel()
@@ -561,9 +566,7 @@ func TestRegressHandlerNoRequestAfterEnd(t *testing.T) {
 				ffi.Call1(hc.Release, uintptr(unsafe.Pointer(hc)))
 				waitDone(t, h, 5*time.Second)
 				closeHandler(t, h)
-				if n := f.afterRelease.Load(); n != 0 {
-					t.Errorf("the handler called the producer %d times after its release", n)
-				}
+				f.checkNoCallsAfterRelease(t)
 				for i, ft := range tasks {
 					if e, d := ft.extracted.Load(), ft.discarded.Load(); e != 1 || d != 0 {
 						t.Errorf("task %d: extracted %d times, discarded %d times; want extracted once", i, e, d)
@@ -575,7 +578,6 @@ func TestRegressHandlerNoRequestAfterEnd(t *testing.T) {
 				if n := fakeExtractErr.Swap(0); n != 0 {
 					t.Errorf("%d task exports failed", n)
 				}
-				checkPanics()
 			})
 		}
 	}
@@ -584,7 +586,7 @@ func TestRegressHandlerNoRequestAfterEnd(t *testing.T) {
 // Tasks that arrive after Cancel are discarded: extract_data with NULL,
 // exactly once each, and the handler is released cleanly.
 func TestHandlerDiscardsTasksAfterCancel(t *testing.T) {
-	checkPanics := watchPanics(t)
+	failOnCallbackPanics(t)
 	t.Cleanup(noLeaksAfter(t)) // after the test's own C memory is freed
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -639,10 +641,7 @@ func TestHandlerDiscardsTasksAfterCancel(t *testing.T) {
 	if n := strayExtracts.Swap(0); n != 0 {
 		t.Errorf("%d extract_data calls on a task after on_next_task returned or twice", n)
 	}
-	if n := f.afterRelease.Load(); n != 0 {
-		t.Errorf("the handler called the producer %d times after its release", n)
-	}
-	checkPanics()
+	f.checkNoCallsAfterRelease(t)
 }
 
 // A producer's cancel may report an error through on_error before it
@@ -650,7 +649,7 @@ func TestHandlerDiscardsTasksAfterCancel(t *testing.T) {
 // Handler must take that call on the same goroutine without deadlocking,
 // deliver the error, and end cleanly.
 func TestHandlerOnErrorFromCancel(t *testing.T) {
-	checkPanics := watchPanics(t)
+	failOnCallbackPanics(t)
 	t.Cleanup(noLeaksAfter(t)) // after the test's own C memory is freed
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -681,10 +680,7 @@ func TestHandlerOnErrorFromCancel(t *testing.T) {
 	ffi.Call1(hc.Release, uintptr(unsafe.Pointer(hc)))
 	waitDone(t, h, 5*time.Second)
 	closeHandler(t, h)
-	if n := f.afterRelease.Load(); n != 0 {
-		t.Errorf("the handler called the producer %d times after its release", n)
-	}
-	checkPanics()
+	f.checkNoCallsAfterRelease(t)
 }
 
 // ---- (3) no spinning while nothing is requested ----
