@@ -1,6 +1,7 @@
 package cdevice
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"runtime"
@@ -92,7 +93,7 @@ func importDeviceTree(arr *abi.DeviceArray, dt arrow.DataType) (*DeviceArray, er
 	}
 	if dev != nil {
 		// Nothing is read before the producer's work is done.
-		if err := dev.WaitSyncEvent(arr.SyncEvent, nil); err != nil {
+		if err := dev.WaitSyncEvent(context.Background(), arr.SyncEvent, nil); err != nil {
 			releaseArray(&arr.Array)
 			return nil, err
 		}

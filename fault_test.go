@@ -108,14 +108,14 @@ func (d *faultyDevice) NewEvent() (device.Event, error) {
 	return &faultyEvent{Event: e, d: d}, nil
 }
 
-func (d *faultyDevice) WaitSyncEvent(ev uintptr, s device.Stream) error {
+func (d *faultyDevice) WaitSyncEvent(ctx context.Context, ev uintptr, s device.Stream) error {
 	if err := d.fail("WaitSyncEvent"); err != nil {
 		return err
 	}
 	if fs, ok := s.(*faultyStream); ok {
 		s = fs.Stream
 	}
-	return d.Device.WaitSyncEvent(ev, s)
+	return d.Device.WaitSyncEvent(ctx, ev, s)
 }
 
 type faultyStream struct {

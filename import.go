@@ -207,7 +207,7 @@ func ImportDeviceArray(arr *abi.DeviceArray, schema *abi.Schema, opts ...ImportO
 		}
 		return validated(a, applyImportOptions(opts).validate(a))
 	}
-	if err := dev.WaitSyncEvent(arr.SyncEvent, nil); err != nil {
+	if err := dev.WaitSyncEvent(context.Background(), arr.SyncEvent, nil); err != nil {
 		return fail(err)
 	}
 	return ImportArray(&arr.Array, schema, opts...)

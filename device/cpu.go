@@ -1,6 +1,7 @@
 package device
 
 import (
+	"context"
 	"fmt"
 	"runtime"
 	"sync"
@@ -86,7 +87,7 @@ func (cpuEvent) Close() error        { return nil }
 func (*cpuDevice) NewStream() (Stream, error) { return cpuStream{}, nil }
 func (*cpuDevice) NewEvent() (Event, error)   { return cpuEvent{}, nil }
 
-func (*cpuDevice) WaitSyncEvent(syncEvent uintptr, _ Stream) error {
+func (*cpuDevice) WaitSyncEvent(_ context.Context, syncEvent uintptr, _ Stream) error {
 	if syncEvent != 0 {
 		return fmt.Errorf("device: cpu: a CPU array has a sync_event (%#x); it must be NULL", syncEvent)
 	}

@@ -78,7 +78,9 @@ type Device interface {
 	// WaitSyncEvent makes s (nil: the host) wait for the producer's event
 	// behind an ArrowDeviceArray.sync_event of this device type (a
 	// cudaEvent_t*, hipEvent_t* or cl_event*). A zero syncEvent does nothing.
-	WaitSyncEvent(syncEvent uintptr, s Stream) error
+	// A host wait ends with ctx's error once ctx is done, even if the event
+	// never completes; a stream wait does not block the host and ignores ctx.
+	WaitSyncEvent(ctx context.Context, syncEvent uintptr, s Stream) error
 
 	// MemoryInfo returns the free and total memory of the device in bytes.
 	MemoryInfo() (free, total int64, err error)

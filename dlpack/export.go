@@ -526,5 +526,5 @@ func waitConsumer(a *cdevice.DeviceArray, s uintptr) error {
 	if fs, ok := a.Device.(device.ForeignStreams); ok && s != 0 {
 		return fs.MakeStreamWait(s, ev)
 	}
-	return a.Device.WaitSyncEvent(ev, nil)
+	return a.Device.WaitSyncEvent(context.Background(), ev, nil)
 }

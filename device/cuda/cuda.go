@@ -59,7 +59,7 @@ var table = gpurt.Table{
 	Memcpy:            gpurt.MemcpyKinds{HostToDevice: 1, DeviceToHost: 2, DeviceToDevice: 3, Default: 4},
 	StreamNonBlocking: 1, EventDisableTiming: 2,
 	// cudaErrorNoDevice, cudaErrorInsufficientDriver, cudaErrorStubLibrary.
-	Codes: gpurt.Codes{NoDevice: 100, InsufficientDriver: 35, StubLibrary: 34},
+	Codes: gpurt.Codes{NoDevice: 100, InsufficientDriver: 35, StubLibrary: 34, NotReady: 600},
 	// 1000*major + 10*minor.
 	FormatVersion: func(v int) string { return fmt.Sprintf("%d.%d", v/1000, v%1000/10) },
 	Wrap:          func(d *gpurt.Device) device.Device { return &Device{d} },

@@ -37,7 +37,7 @@ var table = gpurt.Table{
 	StreamNonBlocking: 1, EventDisableTiming: 2,
 	// hipErrorNoDevice, hipErrorInsufficientDriver (the kernel driver,
 	// amdgpu/KFD, is older than the runtime needs); HIP has no stub library.
-	Codes:         gpurt.Codes{NoDevice: 100, InsufficientDriver: 35},
+	Codes:         gpurt.Codes{NoDevice: 100, InsufficientDriver: 35, NotReady: 600},
 	FormatVersion: formatVersion,
 	Wrap:          func(d *gpurt.Device) device.Device { return &Device{d} },
 }

@@ -27,6 +27,8 @@ const (
 	clSVMCoarseGrainBuffer  = 1 << 0
 	clContextPlatform       = 0x1084
 	clMemReadWrite          = 1 << 0
+	clEventExecutionStatus  = 0x11D3
+	clComplete              = 0
 )
 
 var errorNames = map[int32]string{
@@ -109,7 +111,7 @@ type api struct {
 	createBuffer, releaseMemObject                               uintptr
 	enqueueWriteBuffer, enqueueReadBuffer, enqueueCopyBuffer     uintptr
 	enqueueMarkerWithWaitList, enqueueBarrierWithWaitList        uintptr
-	waitForEvents, releaseEvent                                  uintptr
+	waitForEvents, releaseEvent, getEventInfo                    uintptr
 	svmAlloc, svmFree, enqueueSVMMemcpy                          uintptr // OpenCL 2.0, optional
 }
 
@@ -140,6 +142,7 @@ func bind(lib *ffi.Library) (*api, error) {
 		{"clEnqueueBarrierWithWaitList", &a.enqueueBarrierWithWaitList, true},
 		{"clWaitForEvents", &a.waitForEvents, true},
 		{"clReleaseEvent", &a.releaseEvent, true},
+		{"clGetEventInfo", &a.getEventInfo, true},
 		{"clSVMAlloc", &a.svmAlloc, false},
 		{"clSVMFree", &a.svmFree, false},
 		{"clEnqueueSVMMemcpy", &a.enqueueSVMMemcpy, false},

@@ -1,6 +1,7 @@
 package opencl
 
 import (
+	"context"
 	"fmt"
 	"runtime"
 	"sync"
@@ -10,6 +11,7 @@ import (
 	"github.com/purearrow/cdevice/abi"
 	"github.com/purearrow/cdevice/device"
 	"github.com/purearrow/cdevice/internal/ffi"
+	"github.com/purearrow/cdevice/internal/hostwait"
 )
 
 // A Device is one OpenCL device with its own context and default in-order
@@ -376,18 +378,49 @@ func (e *event) Close() error {
 // or a pointer to a NULL event, means nothing to wait for): on the host when
 // s is nil, else as a barrier on s's queue. An event of another context
 // cannot enter our queue's wait list, so it is waited for on the host.
-func (d *Device) WaitSyncEvent(syncEvent uintptr, s device.Stream) error {
+func (d *Device) WaitSyncEvent(ctx context.Context, syncEvent uintptr, s device.Stream) error {
 	if syncEvent == 0 || *(*uintptr)(abi.Pointer(syncEvent)) == 0 {
 		return nil
 	}
 	if s == nil {
-		return check("clWaitForEvents", ffi.Call(d.waitForEvents, 1, syncEvent))
+		return d.hostWait(ctx, syncEvent)
 	}
 	q, err := d.queueFor(s)
 	if err != nil {
 		return err
 	}
 	return d.barrier(q, syncEvent)
+}
+
+// hostWait waits on the host for the cl_event at syncEvent; while ctx can
+// be done it polls the event's status instead of blocking in
+// clWaitForEvents, which no one could interrupt.
+func (d *Device) hostWait(ctx context.Context, syncEvent uintptr) error {
+	ev := *(*uintptr)(abi.Pointer(syncEvent))
+	var status cmem // written by C: off the Go heap
+	defer func() {
+		if status.p != nil {
+			status.free()
+		}
+	}()
+	return hostwait.Until(ctx, func() (bool, error) {
+		if status.p == nil {
+			var err error
+			if status, err = calloc(wordSize); err != nil {
+				return false, err
+			}
+		}
+		if err := check("clGetEventInfo", ffi.Call(d.getEventInfo, ev, clEventExecutionStatus, 4, status.addr(), 0)); err != nil {
+			return false, err
+		}
+		switch st := status.int32(); {
+		case st == clComplete:
+			return true, nil
+		case st < 0: // the command ended abnormally: its error code
+			return false, clError("event", st)
+		}
+		return false, nil
+	}, func() error { return check("clWaitForEvents", ffi.Call(d.waitForEvents, 1, syncEvent)) })
 }
 
 // MakeStreamWait makes the command queue foreign wait for the cl_event
@@ -436,7 +469,7 @@ func (d *Device) WaitForStream(foreign uintptr, s device.Stream) error {
 		}
 		return err
 	}
-	err = d.WaitSyncEvent(slot.addr(), s)
+	err = d.WaitSyncEvent(context.Background(), slot.addr(), s)
 	if rerr := check("clReleaseEvent", ffi.Call(d.releaseEvent, slot.word(0))); err == nil {
 		err = rerr
 	}

@@ -232,7 +232,7 @@ func TestEventsAndStreams(t *testing.T) {
 				t.Fatal("SyncEvent is NULL")
 			}
 			must(t, e.Synchronize()) // never recorded: nothing to wait for
-			must(t, d.WaitSyncEvent(e.SyncEvent(), nil))
+			must(t, d.WaitSyncEvent(context.Background(), e.SyncEvent(), nil))
 
 			const n = 8 << 20
 			src := pattern(n, 3)
@@ -245,13 +245,13 @@ func TestEventsAndStreams(t *testing.T) {
 				t.Fatal("no cl_event after Record")
 			}
 			// The default queue waits for the stream's copy through the event.
-			must(t, d.WaitSyncEvent(e.SyncEvent(), nil))
-			must(t, d.WaitSyncEvent(e.SyncEvent(), s))
+			must(t, d.WaitSyncEvent(context.Background(), e.SyncEvent(), nil))
+			must(t, d.WaitSyncEvent(context.Background(), e.SyncEvent(), s))
 			back := make([]byte, n)
-			must(t, d.WaitSyncEvent(e.SyncEvent(), nil))
+			must(t, d.WaitSyncEvent(context.Background(), e.SyncEvent(), nil))
 			s2, err := d.NewStream()
 			must(t, err)
-			must(t, d.WaitSyncEvent(e.SyncEvent(), s2))
+			must(t, d.WaitSyncEvent(context.Background(), e.SyncEvent(), s2))
 			must(t, d.CopyToHost(back, p, 0, s2))
 			must(t, s2.Synchronize())
 			if !bytes.Equal(back, src) {
@@ -260,7 +260,7 @@ func TestEventsAndStreams(t *testing.T) {
 			// Re-recording replaces the cl_event.
 			must(t, e.Record(s2))
 			must(t, e.Synchronize())
-			must(t, d.WaitSyncEvent(0, s)) // no event: nothing to do
+			must(t, d.WaitSyncEvent(context.Background(), 0, s)) // no event: nothing to do
 			must(t, e.Close())
 			must(t, e.Close())
 			if e.SyncEvent() != 0 {

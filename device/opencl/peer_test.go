@@ -2,7 +2,9 @@ package opencl_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
+	"errors"
 	"testing"
 	"time"
 
@@ -91,7 +93,7 @@ func TestCProducer(t *testing.T) {
 			s, err := d.NewStream()
 			must(t, err)
 			defer s.Close()
-			must(t, d.WaitSyncEvent(ev, s))
+			must(t, d.WaitSyncEvent(context.Background(), ev, s))
 			back := make([]byte, 4*n)
 			must(t, d.CopyToHost(back, buf, 0, s))
 			part := make([]byte, 4*10)
@@ -114,11 +116,35 @@ func TestCProducer(t *testing.T) {
 		t.Run(mode+"/host", func(t *testing.T) {
 			h, buf, ev := p.produceOn(t, d, n, -7)
 			defer p.release(h)
-			p.hostWaits(t, h, "WaitSyncEvent", func() error { return d.WaitSyncEvent(ev, nil) })
+			p.hostWaits(t, h, "WaitSyncEvent", func() error { return d.WaitSyncEvent(context.Background(), ev, nil) })
 			back := make([]byte, 4*n)
 			must(t, d.CopyToHost(back, buf, 0, nil))
 			must(t, syncDefault(d))
 			if !bytes.Equal(back, int32s(n, -7)) {
+				t.Fatal("values from C differ")
+			}
+		})
+		// The gate stays shut: a host wait bounded by a context gives up
+		// with its error, and the event is still usable afterwards. Then
+		// the same wait with a live context polls until the gate opens.
+		t.Run(mode+"/host-context", func(t *testing.T) {
+			h, buf, ev := p.produceOn(t, d, n, 11)
+			defer p.release(h)
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
+			defer cancel()
+			if err := d.WaitSyncEvent(ctx, ev, nil); !errors.Is(err, context.DeadlineExceeded) {
+				t.Fatalf("wait on an event that never completes: %v, want context.DeadlineExceeded", err)
+			}
+			if c := int32(p.complete(h)); c != 0 {
+				t.Fatalf("producer's event complete (%d) with the gate shut", c)
+			}
+			live, stop := context.WithCancel(context.Background())
+			defer stop()
+			p.hostWaits(t, h, "WaitSyncEvent(ctx)", func() error { return d.WaitSyncEvent(live, ev, nil) })
+			back := make([]byte, 4*n)
+			must(t, d.CopyToHost(back, buf, 0, nil))
+			must(t, syncDefault(d))
+			if !bytes.Equal(back, int32s(n, 11)) {
 				t.Fatal("values from C differ")
 			}
 		})

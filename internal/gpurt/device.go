@@ -2,6 +2,7 @@ package gpurt
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"runtime"
 	"slices"
@@ -11,6 +12,7 @@ import (
 	"github.com/purearrow/cdevice/abi"
 	"github.com/purearrow/cdevice/device"
 	"github.com/purearrow/cdevice/internal/ffi"
+	"github.com/purearrow/cdevice/internal/hostwait"
 )
 
 // The device properties struct changes size between versions (cudaDeviceProp
@@ -286,12 +288,12 @@ func (d *Device) NewEvent() (device.Event, error) {
 // WaitSyncEvent waits for the event that syncEvent (a cudaEvent_t* or
 // hipEvent_t*, as ArrowDeviceArray.sync_event) points to: on the host when
 // s is nil, else by making s wait for it without blocking the host.
-func (d *Device) WaitSyncEvent(syncEvent uintptr, s device.Stream) error {
+func (d *Device) WaitSyncEvent(ctx context.Context, syncEvent uintptr, s device.Stream) error {
 	var err error
 	if hostWaits(s) {
-		err = d.waitEvent(syncEvent, nil)
+		err = d.waitEvent(ctx, syncEvent, nil)
 	} else {
-		err = d.g.withStream(s, func(h uintptr) error { return d.waitEvent(syncEvent, &h) })
+		err = d.g.withStream(s, func(h uintptr) error { return d.waitEvent(ctx, syncEvent, &h) })
 	}
 	if err != nil {
 		return fmt.Errorf("%v: WaitSyncEvent: %w", d, err)
@@ -304,15 +306,17 @@ func (d *Device) WaitSyncEvent(syncEvent uintptr, s device.Stream) error {
 // event that syncEvent points to, without blocking the host
 // (device.ForeignStreams).
 func (d *Device) MakeStreamWait(foreign, syncEvent uintptr) error {
-	if err := d.waitEvent(syncEvent, &foreign); err != nil {
+	if err := d.waitEvent(context.Background(), syncEvent, &foreign); err != nil {
 		return fmt.Errorf("%v: MakeStreamWait(%#x): %w", d, foreign, err)
 	}
 	return nil
 }
 
 // waitEvent waits for the event behind syncEvent (0: nothing to wait for):
-// on the host when stream is nil, else on the stream *stream.
-func (d *Device) waitEvent(syncEvent uintptr, stream *uintptr) error {
+// on the host when stream is nil, until done or ctx is done (polling the
+// event then, since EventSynchronize cannot be interrupted), else on the
+// stream *stream.
+func (d *Device) waitEvent(ctx context.Context, syncEvent uintptr, stream *uintptr) error {
 	if syncEvent == 0 {
 		return nil
 	}
@@ -320,12 +324,22 @@ func (d *Device) waitEvent(syncEvent uintptr, stream *uintptr) error {
 	if ev == 0 {
 		return fmt.Errorf("sync_event %#x points to a NULL event", syncEvent)
 	}
-	return d.g.on(func() error {
-		if stream == nil {
-			return d.g.r.Call(EventSynchronize, ev)
+	if stream != nil {
+		return d.g.on(func() error { return d.g.r.Call(StreamWaitEvent, *stream, ev, 0) })
+	}
+	return hostwait.Until(ctx, func() (bool, error) {
+		code := 0
+		err := d.g.on(func() error { code = d.g.r.Status(EventQuery, ev); return nil })
+		switch {
+		case err != nil:
+			return false, err
+		case code == d.g.r.t.Codes.NotReady:
+			return false, nil
+		case code != 0:
+			return false, d.g.r.Error(d.g.r.fn[EventQuery].name, code)
 		}
-		return d.g.r.Call(StreamWaitEvent, *stream, ev, 0)
-	})
+		return true, nil
+	}, func() error { return d.g.on(func() error { return d.g.r.Call(EventSynchronize, ev) }) })
 }
 
 // WaitForStream makes s (nil: the host) wait for the work queued so far on

@@ -80,6 +80,12 @@ func contains(s []string, x string) bool {
 // code is a *device.RuntimeError with the runtime's own message.
 func (r *Runtime) Call(op Op, args ...uintptr) error { return r.call(r.fn[op], args...) }
 
+// Status calls op and returns its code as it is, for calls whose non-zero
+// codes are answers rather than failures (EventQuery's NotReady).
+func (r *Runtime) Status(op Op, args ...uintptr) int {
+	return int(int32(ffi.Call(r.fn[op].fn, args...)))
+}
+
 func (r *Runtime) call(s symbol, args ...uintptr) error {
 	// The error type is a C enum (int): only the low 32 bits are defined.
 	if code := int32(ffi.Call(s.fn, args...)); code != 0 {

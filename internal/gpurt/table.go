@@ -30,6 +30,7 @@ const (
 	EventRecord
 	EventSynchronize
 	EventDestroy
+	EventQuery // done: 0; still running: Codes.NotReady
 	numOps
 )
 
@@ -38,7 +39,7 @@ var opNames = [numOps]string{
 	"GetErrorString", "GetErrorName", "GetDeviceProperties", "DeviceGetAttribute",
 	"MemGetInfo", "MemcpyAsync", "StreamCreateWithFlags", "StreamSynchronize",
 	"StreamDestroy", "StreamWaitEvent", "EventCreateWithFlags", "EventRecord",
-	"EventSynchronize", "EventDestroy",
+	"EventSynchronize", "EventDestroy", "EventQuery",
 }
 
 func (op Op) String() string { return opNames[op] }
@@ -80,6 +81,7 @@ type Codes struct {
 	NoDevice           int // there is no device
 	InsufficientDriver int // the driver is older than the runtime, or absent (driver version 0)
 	StubLibrary        int // the driver library is an SDK's stub, not a driver
+	NotReady           int // EventQuery: the event's work is still running
 }
 
 // A Table describes one runtime of the CUDA-runtime shape.

@@ -52,6 +52,7 @@ enum {
 	cudaErrorNoDevice = 100,
 	cudaErrorInvalidDevice = 101,
 	cudaErrorInvalidResourceHandle = 400,
+	cudaErrorNotReady = 600,
 };
 
 enum { HostToHost = 0, HostToDevice = 1, DeviceToHost = 2, DeviceToDevice = 3, Default = 4 };
@@ -131,6 +132,7 @@ static struct fault faults[8];
 static struct counter counters[64];
 static int last_kind = -1;
 static int delay_us; /* fake_cuda_set_delay */
+static int held;     /* fake_cuda_hold */
 
 /* fake_pause sleeps before a call, outside the lock: a slow C call is what lets
  * the Go scheduler move a goroutine to another thread between two calls. */
@@ -761,6 +763,23 @@ EXPORT cudaError_t cudaEventSynchronize(cudaEvent_t event)
 	return unlock(cudaSuccess);
 }
 
+/* The double's device makes progress when asked: a query runs the work up
+ * to the event, unless fake_cuda_hold stalls it (a kernel that never ends). */
+EXPORT cudaError_t cudaEventQuery(cudaEvent_t event)
+{
+	struct fevent *e;
+	ENTER_CTX(cudaEventQuery);
+	e = live_event(event);
+	if (!e)
+		return unlock(cudaErrorInvalidResourceHandle);
+	if (e->s && e->s->done < e->seq) {
+		if (held)
+			return unlock(cudaErrorNotReady);
+		run_until(e->s, e->seq);
+	}
+	return unlock(cudaSuccess);
+}
+
 EXPORT cudaError_t cudaEventDestroy(cudaEvent_t event)
 {
 	struct fevent **pe, *e;
@@ -835,6 +854,7 @@ EXPORT void fake_cuda_reset(void)
 	ndev = -1;
 	driver_version = FAKE_DRIVER_VERSION;
 	__atomic_store_n(&delay_us, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&held, 0, __ATOMIC_RELAXED);
 	cur_dev = 0;
 	last_kind = -1;
 	pthread_mutex_unlock(&mu);
@@ -845,6 +865,14 @@ EXPORT void fake_cuda_set_devices(int n)
 	pthread_mutex_lock(&mu);
 	ndev = n < 0 ? 0 : n > MAX_DEVICES ? MAX_DEVICES : n;
 	pthread_mutex_unlock(&mu);
+}
+
+/* fake_cuda_hold(1) stalls the device for cudaEventQuery: work queued
+ * before an event stays pending and the query answers cudaErrorNotReady,
+ * as for a kernel that never ends; fake_cuda_hold(0) lets it run again. */
+EXPORT void fake_cuda_hold(int on)
+{
+	__atomic_store_n(&held, on, __ATOMIC_RELAXED);
 }
 
 /* fake_cuda_set_delay makes every runtime call sleep us microseconds first. */

@@ -30,6 +30,7 @@
 #define cudaEventRecord hipEventRecord
 #define cudaEventSynchronize hipEventSynchronize
 #define cudaEventDestroy hipEventDestroy
+#define cudaEventQuery hipEventQuery
 
 /* hipError_t (hip/hip_runtime_api.h): CUDA's numbers, some other names. */
 #define cudaSuccess hipSuccess
@@ -40,6 +41,7 @@
 #define cudaErrorNoDevice hipErrorNoDevice
 #define cudaErrorInvalidDevice hipErrorInvalidDevice
 #define cudaErrorInvalidResourceHandle hipErrorInvalidHandle
+#define cudaErrorNotReady hipErrorNotReady
 
 /* hipHostMalloc(void **p, size_t size, unsigned flags) */
 #define FAKE_HOST_MALLOC_FLAGS , unsigned flags

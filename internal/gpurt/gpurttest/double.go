@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/purearrow/cdevice/abi"
@@ -362,7 +363,7 @@ func testEvents(t *testing.T, rt Runtime) {
 	if err := ev.Record(s1); err != nil {
 		t.Fatal(err)
 	}
-	if err := d.WaitSyncEvent(p, s2); err != nil {
+	if err := d.WaitSyncEvent(context.Background(), p, s2); err != nil {
 		t.Fatal(err)
 	}
 	if err := d.CopyToHost(dst, buf, 0, s2); err != nil {
@@ -381,7 +382,7 @@ func testEvents(t *testing.T, rt Runtime) {
 	// The host waits: Synchronize and WaitSyncEvent with a nil stream.
 	hbuf, _ := host.Alloc(64)
 	defer host.Free(hbuf)
-	for i, wait := range []func() error{ev.Synchronize, func() error { return host.WaitSyncEvent(p, nil) }} {
+	for i, wait := range []func() error{ev.Synchronize, func() error { return host.WaitSyncEvent(context.Background(), p, nil) }} {
 		src := Pattern(64, byte(40+i))
 		if err := host.CopyToDevice(hbuf, 0, src, s1); err != nil {
 			t.Fatal(err)
@@ -400,7 +401,7 @@ func testEvents(t *testing.T, rt Runtime) {
 		}
 	}
 
-	if err := d.WaitSyncEvent(0, s1); err != nil {
+	if err := d.WaitSyncEvent(context.Background(), 0, s1); err != nil {
 		t.Errorf("WaitSyncEvent(NULL): %v", err)
 	}
 	if err := ev.Close(); err != nil {
@@ -444,8 +445,8 @@ func testForeignSyncEvent(t *testing.T, rt Runtime) {
 	s, _ := d.NewStream()
 	defer s.Close()
 	for i, wait := range []func() error{
-		func() error { return d.WaitSyncEvent(uintptr(evSlot), s) },
-		func() error { return d.WaitSyncEvent(uintptr(evSlot), nil) },
+		func() error { return d.WaitSyncEvent(context.Background(), uintptr(evSlot), s) },
+		func() error { return d.WaitSyncEvent(context.Background(), uintptr(evSlot), nil) },
 	} {
 		src, dst := cmem(t, 32), make([]byte, 32)
 		copy(unsafe.Slice((*byte)(src), 32), Pattern(32, byte(i)))
@@ -471,7 +472,7 @@ func testForeignSyncEvent(t *testing.T, rt Runtime) {
 
 	// A sync_event that points at a NULL event handle is refused.
 	null := cmem(t, 8)
-	if err := d.WaitSyncEvent(uintptr(null), s); err == nil {
+	if err := d.WaitSyncEvent(context.Background(), uintptr(null), s); err == nil {
 		t.Error("NULL event handle accepted")
 	}
 }
@@ -857,12 +858,75 @@ func testFaultEvents(t *testing.T, rt Runtime) {
 	f.fail(sync, 400, 0)
 	rt.wantRuntimeError(t, ev.Synchronize(), sync, 400, "invalid resource handle")
 	f.fail(sync, 400, 0)
-	rt.wantRuntimeError(t, d.WaitSyncEvent(ev.SyncEvent(), nil), sync, 400, "invalid resource handle")
+	rt.wantRuntimeError(t, d.WaitSyncEvent(context.Background(), ev.SyncEvent(), nil), sync, 400, "invalid resource handle")
 	f.fail(wait, 400, 0)
-	rt.wantRuntimeError(t, d.WaitSyncEvent(ev.SyncEvent(), s), wait, 400, "invalid resource handle")
+	rt.wantRuntimeError(t, d.WaitSyncEvent(context.Background(), ev.SyncEvent(), s), wait, 400, "invalid resource handle")
 	f.closeAfterFault(destroy, ev, func() bool { return ev.SyncEvent() != 0 })
 	if ffi.LiveAllocations() != heap {
 		t.Error("event slot leaked")
+	}
+}
+
+// A host wait with a context that can be done polls the event: it returns
+// the context's error while the device is stalled, and succeeds once the
+// work runs; without such a context it blocks in EventSynchronize.
+func testHostWaitContext(t *testing.T, rt Runtime) {
+	f := NewFake(t, rt, 1)
+	host := f.Probe()[rt.kind(gpurt.HostMemory)]
+	s, _ := host.NewStream()
+	defer s.Close()
+	ev, err := host.NewEvent()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ev.Close()
+	buf, _ := host.Alloc(64)
+	defer host.Free(buf)
+	src := Pattern(64, 9)
+	queue := func() {
+		t.Helper()
+		if err := host.CopyToDevice(buf, 0, src, s); err != nil {
+			t.Fatal(err)
+		}
+		if err := ev.Record(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	query, sync := rt.sym(gpurt.EventQuery), rt.sym(gpurt.EventSynchronize)
+
+	queue()
+	f.Call("fake_cuda_hold", 1)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
+	defer cancel()
+	if err := host.WaitSyncEvent(ctx, ev.SyncEvent(), nil); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("wait on a stalled device: %v, want context.DeadlineExceeded", err)
+	}
+	if f.calls(query) < 2 || f.calls(sync) != 0 || f.pending() == 0 {
+		t.Errorf("%s %d calls, %s %d, %d pending: want polls only, work still queued", query, f.calls(query), sync, f.calls(sync), f.pending())
+	}
+	f.Call("fake_cuda_hold", 0)
+	live, stop := context.WithCancel(context.Background())
+	defer stop()
+	if err := host.WaitSyncEvent(live, ev.SyncEvent(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if f.pending() != 0 || !bytes.Equal(HostBytes(buf, 64), src) {
+		t.Error("the copy is not done after a successful wait")
+	}
+
+	// A failing query is the runtime's error, not a wait forever.
+	queue()
+	f.fail(query, 400, 0)
+	rt.wantRuntimeError(t, host.WaitSyncEvent(live, ev.SyncEvent(), nil), query, 400, "invalid resource handle")
+
+	// context.Background can never be done: the blocking call, no polls.
+	polls := f.calls(query)
+	queue()
+	if err := host.WaitSyncEvent(context.Background(), ev.SyncEvent(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if f.calls(query) != polls || f.calls(sync) != 1 {
+		t.Errorf("Background wait: %d polls, %d syncs; want 0 and 1", f.calls(query)-polls, f.calls(sync))
 	}
 }
 

@@ -63,6 +63,7 @@ var doubleTests = []test{
 	{"FaultCopy", testFaultCopy},
 	{"FaultEvents", testFaultEvents},
 	{"FaultStreams", testFaultStreams},
+	{"HostWaitContext", testHostWaitContext},
 	{"FaultProbe", testFaultProbe},
 	{"NoDevice", testNoDevice},
 	{"DriverTooOld", testDriverTooOld},

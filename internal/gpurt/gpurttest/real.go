@@ -175,8 +175,8 @@ func testRealEvents(t *testing.T, rt Runtime) {
 		name string
 		wait func() error
 	}{
-		{"s2 waits for the event", func() error { return d.WaitSyncEvent(ev.SyncEvent(), s2) }},
-		{"the host waits for the event", func() error { return d.WaitSyncEvent(ev.SyncEvent(), nil) }},
+		{"s2 waits for the event", func() error { return d.WaitSyncEvent(context.Background(), ev.SyncEvent(), s2) }},
+		{"the host waits for the event", func() error { return d.WaitSyncEvent(context.Background(), ev.SyncEvent(), nil) }},
 		{"s2 waits for s1's handle", func() error { return fs.WaitForStream(s1.Handle(), s2) }},
 		{"the host waits for s1's handle", func() error { return fs.WaitForStream(s1.Handle(), nil) }},
 		{"s2's handle waits for the event", func() error { return fs.MakeStreamWait(s2.Handle(), ev.SyncEvent()) }},
