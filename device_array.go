@@ -116,7 +116,7 @@ func CopyToDevice(ctx context.Context, arr arrow.Array, dev device.Device) (*Dev
 	if arr == nil || dev == nil {
 		return nil, invalidf("CopyToDevice: nil array or device")
 	}
-	as, err := copyDataToDevice(ctx, []arrow.ArrayData{arr.Data()}, dev)
+	as, _, err := copyDataToDevice(ctx, []arrow.ArrayData{arr.Data()}, dev)
 	if err != nil {
 		return nil, err
 	}
@@ -124,13 +124,15 @@ func CopyToDevice(ctx context.Context, arr arrow.Array, dev device.Device) (*Dev
 }
 
 // copyDataToDevice copies the trees in ds to dev with one stream, one event
-// and one synchronization; the results share one owner (one reference).
-func copyDataToDevice(ctx context.Context, ds []arrow.ArrayData, dev device.Device) (out []*DeviceArray, err error) {
+// and one synchronization. The results share owner, which holds one
+// reference and the event: whoever roots them must take owner, even when
+// ds is empty and no result refers to it.
+func copyDataToDevice(ctx context.Context, ds []arrow.ArrayData, dev device.Device) (out []*DeviceArray, owner *deviceOwner, err error) {
 	u := upload{ctx: ctx, dev: dev, owner: newDeviceOwner(dev)}
 	defer u.pin.Unpin()
 	if u.stream, err = dev.NewStream(); err != nil {
 		u.owner.release()
-		return nil, err
+		return nil, nil, err
 	}
 	defer func() {
 		if err != nil {
@@ -142,16 +144,19 @@ func copyDataToDevice(ctx context.Context, ds []arrow.ArrayData, dev device.Devi
 	out = make([]*DeviceArray, len(ds))
 	for i, d := range ds {
 		if out[i], err = u.node(d, 0); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	if u.owner.event, err = dev.NewEvent(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err = u.owner.event.Record(u.stream); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return out, u.owner.event.Synchronize()
+	if err = u.owner.event.Synchronize(); err != nil {
+		return nil, nil, err
+	}
+	return out, u.owner, nil
 }
 
 type upload struct {

@@ -3,13 +3,17 @@ package cdevice_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"sync/atomic"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/purearrow/cdevice"
 	"github.com/purearrow/cdevice/abi"
 	"github.com/purearrow/cdevice/device"
+	"github.com/purearrow/cdevice/stream"
 )
 
 // testDevices lists the devices the device tests run on: the CPU, and every
@@ -161,4 +165,285 @@ func TestDeviceArrayWithoutBackend(t *testing.T) {
 		t.Error("a failed import must release its input")
 	}
 	_ = arrow.Null
+}
+
+// eventCounter is a device as itself (same type and id, so imports find the
+// registered device) that counts its live streams and events, so tests can
+// check that every one of them is closed.
+type eventCounter struct {
+	device.Device
+	streams, events atomic.Int64
+}
+
+func (d *eventCounter) NewStream() (device.Stream, error) {
+	s, err := d.Device.NewStream()
+	if err != nil {
+		return nil, err
+	}
+	d.streams.Add(1)
+	return countedStream{s, &d.streams}, nil
+}
+
+// The backend's own methods get the backend's own streams.
+func (d *eventCounter) CopyToDevice(dst device.Pointer, off int, src []byte, s device.Stream) error {
+	return d.Device.CopyToDevice(dst, off, src, unwrapStream(s))
+}
+
+func (d *eventCounter) CopyToHost(dst []byte, src device.Pointer, off int, s device.Stream) error {
+	return d.Device.CopyToHost(dst, src, off, unwrapStream(s))
+}
+
+func (d *eventCounter) CopyOnDevice(dst device.Pointer, dstOff int, src device.Pointer, srcOff, n int, s device.Stream) error {
+	return d.Device.CopyOnDevice(dst, dstOff, src, srcOff, n, unwrapStream(s))
+}
+
+func unwrapStream(s device.Stream) device.Stream {
+	if c, ok := s.(countedStream); ok {
+		return c.Stream
+	}
+	return s
+}
+
+func (d *eventCounter) NewEvent() (device.Event, error) {
+	e, err := d.Device.NewEvent()
+	if err != nil {
+		return nil, err
+	}
+	d.events.Add(1)
+	return &countedEvent{Event: e, live: &d.events}, nil
+}
+
+type countedStream struct {
+	device.Stream
+	live *atomic.Int64
+}
+
+func (s countedStream) Close() error { s.live.Add(-1); return s.Stream.Close() }
+
+type countedEvent struct {
+	device.Event
+	live *atomic.Int64
+}
+
+// Record hands the backend its own stream, as a backend's event expects.
+func (e *countedEvent) Record(s device.Stream) error { return e.Event.Record(unwrapStream(s)) }
+
+func (e *countedEvent) Close() error { e.live.Add(-1); return e.Event.Close() }
+
+// emptyShapes are record batches with nothing or next to nothing in them:
+// no columns, no rows, both, and columns of empty structs.
+func emptyShapes(t *testing.T) map[string]arrow.RecordBatch {
+	mem := memory.DefaultAllocator
+	empty := arrow.StructOf()
+	structs := func(n int, dt *arrow.StructType) arrow.Array {
+		b := array.NewStructBuilder(mem, dt)
+		defer b.Release()
+		for i := range n {
+			b.Append(i%3 != 1)
+			for f := range dt.NumFields() {
+				b.FieldBuilder(f).(*array.StructBuilder).Append(true)
+			}
+		}
+		return b.NewArray()
+	}
+	batch := func(rows int, cols ...arrow.Array) arrow.RecordBatch {
+		fields := make([]arrow.Field, len(cols))
+		for i, c := range cols {
+			fields[i] = arrow.Field{Name: fmt.Sprintf("c%d", i), Type: c.DataType(), Nullable: true}
+		}
+		rec := array.NewRecordBatch(arrow.NewSchema(fields, nil), cols, int64(rows))
+		for _, c := range cols {
+			c.Release()
+		}
+		t.Cleanup(rec.Release)
+		return rec
+	}
+	ints := func(n int) arrow.Array {
+		b := array.NewInt64Builder(mem)
+		defer b.Release()
+		for i := range n {
+			b.Append(int64(i))
+		}
+		return b.NewArray()
+	}
+	strs := func(n int) arrow.Array {
+		b := array.NewStringBuilder(mem)
+		defer b.Release()
+		for i := range n {
+			b.Append(fmt.Sprint(i))
+		}
+		return b.NewArray()
+	}
+	nested := arrow.StructOf(arrow.Field{Name: "e", Type: empty, Nullable: true})
+	return map[string]arrow.RecordBatch{
+		"no columns":                  batch(5),
+		"no columns no rows":          batch(0),
+		"no rows":                     batch(0, ints(0), strs(0)),
+		"empty struct":                batch(4, structs(4, empty)),
+		"empty struct no rows":        batch(0, structs(0, empty)),
+		"nested empty struct":         batch(4, structs(4, nested)),
+		"nested empty struct no rows": batch(0, structs(0, nested)),
+		"sliced to no rows":           batch(0, array.NewSlice(ints(3), 3, 3), array.NewSlice(strs(3), 1, 1)),
+	}
+}
+
+// Every way through the device paths of an empty or near-empty batch gives
+// back every DeviceArray tree, device allocation, export, import, handle,
+// stream and event it took (a batch with no columns once left a tree, and
+// its event, behind).
+func TestDeviceEmptyShapesBalance(t *testing.T) {
+	ctx := context.Background()
+	for _, base := range testDevices(t) {
+		t.Run(base.Name(), func(t *testing.T) {
+			dev := &eventCounter{Device: base}
+			for name, rec := range emptyShapes(t) {
+				t.Run(name, func(t *testing.T) {
+					cs := cStructs{offHeap[abi.DeviceArray](t), offHeap[abi.Schema](t), offHeap[abi.DeviceArrayStream](t)}
+					before := cdevice.LiveLeaks()
+					check := func(step string) {
+						t.Helper()
+						if l := cdevice.LiveLeaks(); l != before {
+							t.Errorf("%s: leaks %s, before %s", step, l, before)
+						}
+						if s, e := dev.streams.Load(), dev.events.Load(); s != 0 || e != 0 {
+							t.Errorf("%s: %d streams and %d events still open", step, s, e)
+						}
+					}
+					for range 3 {
+						emptyShapeRoundTrips(t, ctx, dev, rec, cs, check)
+					}
+				})
+			}
+		})
+	}
+}
+
+// cStructs are C heap structs for exports, allocated once (they count as
+// C allocations while the test runs).
+type cStructs struct {
+	arr *abi.DeviceArray
+	sch *abi.Schema
+	s   *abi.DeviceArrayStream
+}
+
+func emptyShapeRoundTrips(t *testing.T, ctx context.Context, dev device.Device, rec arrow.RecordBatch, cs cStructs, check func(string)) {
+	t.Helper()
+	arr, sch, s := cs.arr, cs.sch, cs.s
+	copyBatch := func() *cdevice.DeviceRecordBatch {
+		t.Helper()
+		db, err := cdevice.CopyRecordBatchToDevice(ctx, rec, dev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if db.Length != rec.NumRows() || len(db.Columns) != int(rec.NumCols()) {
+			t.Errorf("copy has %d rows and %d columns, want %d and %d", db.Length, len(db.Columns), rec.NumRows(), rec.NumCols())
+		}
+		return db
+	}
+	wantBatch := func(step string, got arrow.RecordBatch) {
+		t.Helper()
+		if !array.RecordEqual(rec, got) {
+			t.Errorf("%s: got %v, want %v", step, got, rec)
+		}
+		got.Release()
+	}
+
+	copyBatch().Release()
+	check("CopyRecordBatchToDevice")
+
+	db := copyBatch()
+	host, err := db.ToHost(ctx)
+	db.Release()
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantBatch("ToHost", host)
+	check("DeviceRecordBatch.ToHost")
+
+	db = copyBatch()
+	if err := db.Export(arr, sch); err != nil {
+		t.Fatal(err)
+	}
+	db.Release()
+	got, err := cdevice.ImportDeviceRecordBatch(arr, sch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	host, err = got.ToHost(ctx)
+	got.Release()
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantBatch("export, import", host)
+	check("DeviceRecordBatch.Export, ImportDeviceRecordBatch")
+
+	// The whole batch as one struct array, and each column.
+	whole := array.RecordToStructArray(rec)
+	defer whole.Release()
+	cols := append([]arrow.Array{whole}, rec.Columns()...)
+	for i, col := range cols {
+		da, err := cdevice.CopyToDevice(ctx, col, dev)
+		if err != nil {
+			t.Fatalf("column %d: %v", i, err)
+		}
+		moved, err := da.CopyTo(ctx, dev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := moved.ToHost(ctx)
+		moved.Release()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !array.Equal(col, h) {
+			t.Errorf("column %d via CopyTo, ToHost: got %v want %v", i, h, col)
+		}
+		h.Release()
+		if err := da.Export(arr, sch); err != nil {
+			t.Fatal(err)
+		}
+		da.Release()
+		a, err := cdevice.ImportDeviceArray(arr, sch)
+		if err != nil {
+			t.Fatalf("column %d: ImportDeviceArray: %v", i, err)
+		}
+		if !array.Equal(col, a) {
+			t.Errorf("column %d via ImportDeviceArray: got %v want %v", i, a, col)
+		}
+		a.Release()
+		check(fmt.Sprintf("column %d: CopyToDevice, CopyTo, ToHost, Export, ImportDeviceArray", i))
+	}
+
+	// A stream of such batches, exported and imported back.
+	rdr, err := array.NewRecordReader(rec.Schema(), []arrow.RecordBatch{rec, rec, rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = stream.ExportReaderToDevice(ctx, rdr, dev, s)
+	rdr.Release()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := stream.ImportDeviceStream(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for db, err := range r.All(ctx) {
+		if err != nil {
+			t.Fatalf("stream batch %d: %v", n, err)
+		}
+		host, err := db.ToHost(ctx)
+		db.Release()
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantBatch("stream", host)
+		n++
+	}
+	r.Release()
+	if n != 3 {
+		t.Errorf("stream gave %d batches, want 3", n)
+	}
+	check("stream.ExportReaderToDevice, ImportDeviceStream")
 }

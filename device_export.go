@@ -119,19 +119,16 @@ func CopyRecordBatchToDevice(ctx context.Context, rb arrow.RecordBatch, dev devi
 	for i, c := range rb.Columns() {
 		ds[i] = c.Data()
 	}
-	cols, err := copyDataToDevice(ctx, ds, dev)
+	cols, owner, err := copyDataToDevice(ctx, ds, dev)
 	if err != nil {
 		return nil, err
 	}
+	// The root takes the copy's owner even with no columns: its one
+	// reference and its event are released with the batch.
 	root := &DeviceArray{
 		Type: structOf(rb.Schema()), Length: rb.NumRows(),
 		Buffers: make([]DeviceBuffer, 1), Children: cols,
-		DeviceType: dev.Type(), DeviceID: dev.ID(), Device: dev,
-	}
-	if len(cols) > 0 {
-		root.owner = cols[0].owner
-	} else {
-		root.owner = newDeviceOwner(dev)
+		DeviceType: dev.Type(), DeviceID: dev.ID(), Device: dev, owner: owner,
 	}
 	return newDeviceRecordBatch(rb.Schema(), root), nil
 }
