@@ -754,6 +754,90 @@ func TestCProducerDeviceStreamCPU(t *testing.T) {
 	})
 }
 
+// A reader whose producer blocks in get_next returns the context's error
+// as soon as the context is done; the blocked call finishes in the
+// background once the producer goes on, and everything it made, the batch
+// and the stream, is released then, after the reader's own Release.
+func TestCProducerBlockedContext(t *testing.T) {
+	const batches, rows = 3, 6
+	gate, blocked := cstFn(t, "st_gate"), cstFn(t, "st_gate_blocked_calls")
+	defer gate(0)
+	// ends runs next with the gate shut, reading one batch first, and
+	// returns next's error for a context that times out.
+	ends := func(t *testing.T, next func(context.Context) error) {
+		t.Helper()
+		if err := next(context.Background()); err != nil {
+			t.Fatalf("first batch: %v", err)
+		}
+		gate(1)
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
+		defer cancel()
+		start := time.Now()
+		if err := next(ctx); !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("read with the producer blocked: %v, want context.DeadlineExceeded", err)
+		}
+		// Promptly: a generous bound, not a timing target.
+		if el := time.Since(start); el > 5*time.Second {
+			t.Errorf("returned after %v", el)
+		}
+		if n := int64(blocked()); n != 1 {
+			t.Errorf("%d get_next calls blocked at the gate, want the abandoned one", n)
+		}
+		if err := next(context.Background()); err == nil || errors.Is(err, io.EOF) {
+			t.Errorf("read after the context ended the stream: %v, want its error again", err)
+		}
+	}
+	// release releases the reader while the call is blocked, checks the
+	// producer is not released under it, then opens the gate and waits for
+	// everything to be given back.
+	release := func(t *testing.T, r interface{ Release() }) {
+		t.Helper()
+		r.Release()
+		if n := cstLive(t); n != 1 {
+			t.Errorf("%d C structs live with get_next blocked, want the stream alone", n)
+		}
+		gate(0)
+		for i := 0; cstLive(t) != 0 && i < 500; i++ {
+			time.Sleep(2 * time.Millisecond)
+		}
+		cstWantLive(t, 0, "after the blocked call returned")
+	}
+	t.Run("Reader", func(t *testing.T) {
+		cstNoLeaks(t)
+		r := cstImport(t, cstMakeStream(t, batches, rows, false, -1, false))
+		ends(t, func(ctx context.Context) error {
+			for rec, err := range r.All(ctx) {
+				if err != nil {
+					return err
+				}
+				cstCheckBatch(t, 0, rows, rec)
+				return nil
+			}
+			return io.EOF
+		})
+		release(t, r)
+	})
+	t.Run("DeviceReader", func(t *testing.T) {
+		cstNoLeaks(t)
+		s := cstNew[abi.DeviceArrayStream](t)
+		if rc := int32(cstFn(t, "st_make_device_stream_cpu")(cstPtr(s), batches, rows, cstNever)); rc != 0 {
+			t.Fatalf("st_make_device_stream_cpu = %d", rc)
+		}
+		r, err := stream.ImportDeviceStream(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ends(t, func(ctx context.Context) error {
+			b, err := r.Next(ctx)
+			if err == nil {
+				b.Release()
+			}
+			return err
+		})
+		release(t, r)
+	})
+}
+
 // cstOpenCL returns the first OpenCL device and opencl_peer.c initialised on
 // the library the backend loaded; it skips without one (fails in CI).
 func cstOpenCL(t *testing.T) (*opencl.Device, func(string) func(...uintptr) uintptr) {

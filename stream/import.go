@@ -98,6 +98,46 @@ func (c *cstream) drop() bool {
 
 func (c *cstream) releaseC() { ffi.Call(c.release, uintptr(c.self)) }
 
+// bounded runs read, which may block in the producer's get_next, so that
+// the caller has ctx's error as soon as ctx is done. An abandoned read goes
+// on in the background holding a reference to the stream (its structs stay
+// valid, and the producer's release waits for it); what it produces is then
+// given to discard. A ctx that can never be done costs nothing.
+func bounded[T any](ctx context.Context, c *cstream, free func(), read func() (T, error), discard func(T)) (T, error) {
+	if ctx.Done() == nil {
+		return read()
+	}
+	type result struct {
+		v   T
+		err error
+	}
+	done := make(chan result, 1)
+	c.retain()
+	dropRef := func() {
+		if c.drop() {
+			free()
+		}
+	}
+	go func() {
+		v, err := read()
+		done <- result{v, err}
+	}()
+	select {
+	case r := <-done:
+		dropRef()
+		return r.v, r.err
+	case <-ctx.Done():
+		go func() {
+			if r := <-done; r.err == nil {
+				discard(r.v)
+			}
+			dropRef()
+		}()
+		var zero T
+		return zero, ctx.Err()
+	}
+}
+
 // A Reader reads an imported ArrowArrayStream. It implements
 // array.RecordReader; a batch from RecordBatch is valid until the next call
 // of Next (Retain it to keep it). Not safe for concurrent use.
@@ -136,7 +176,11 @@ func ImportReader(s *abi.ArrayStream, opts ...Option) (*Reader, error) {
 func (r *Reader) Schema() *arrow.Schema { return r.c.schema }
 
 // Next advances to the next batch; false at the end or on an error (Err).
-func (r *Reader) Next() bool {
+func (r *Reader) Next() bool { return r.next(context.Background()) }
+
+// next is Next, giving up with ctx's error when ctx is done first (the
+// stream ends there).
+func (r *Reader) next(ctx context.Context) bool {
 	if r.cur != nil {
 		r.cur.Release()
 		r.cur = nil
@@ -144,7 +188,7 @@ func (r *Reader) Next() bool {
 	if r.done {
 		return false
 	}
-	rb, err := r.read()
+	rb, err := bounded(ctx, &r.c, r.free, r.read, releaseBatch)
 	if err == nil && rb != nil {
 		if err = r.c.checkEmpty(rb.NumRows()); err != nil {
 			rb.Release()
@@ -205,13 +249,21 @@ func (r *Reader) Release() {
 	}
 }
 
+func releaseBatch(rb arrow.RecordBatch) {
+	if rb != nil {
+		rb.Release()
+	}
+}
+
 func (r *Reader) free() {
 	cdevice.Free(r.own)
 	cdevice.Free(r.out)
 }
 
 // All yields every remaining batch, valid during the loop body (Retain it
-// to keep it), then (nil, err) if the stream failed or ctx is done.
+// to keep it), then (nil, err) if the stream failed or ctx is done. A done
+// ctx ends the stream at once, even while the producer's get_next is
+// blocked: that call finishes in the background and its batch is released.
 func (r *Reader) All(ctx context.Context) iter.Seq2[arrow.RecordBatch, error] {
 	return func(yield func(arrow.RecordBatch, error) bool) {
 		for {
@@ -219,7 +271,7 @@ func (r *Reader) All(ctx context.Context) iter.Seq2[arrow.RecordBatch, error] {
 				yield(nil, err)
 				return
 			}
-			if !r.Next() {
+			if !r.next(ctx) {
 				if r.err != nil {
 					yield(nil, r.err)
 				}
@@ -270,7 +322,9 @@ func (r *DeviceReader) Schema() *arrow.Schema { return r.c.schema }
 func (r *DeviceReader) DeviceType() abi.DeviceType { return r.own.DeviceType }
 
 // Next returns the next batch, which the caller releases, or io.EOF at the
-// end.
+// end. When ctx is done first, even while the producer's get_next is
+// blocked, it returns ctx's error and the stream ends; the blocked call
+// finishes in the background and its batch is released.
 func (r *DeviceReader) Next(ctx context.Context) (*cdevice.DeviceRecordBatch, error) {
 	if r.done {
 		return nil, r.errOrEOF()
@@ -278,7 +332,7 @@ func (r *DeviceReader) Next(ctx context.Context) (*cdevice.DeviceRecordBatch, er
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	b, err := r.read()
+	b, err := bounded(ctx, &r.c, r.free, r.read, (*cdevice.DeviceRecordBatch).Release)
 	if err == nil {
 		if err = r.c.checkEmpty(b.Length); err != nil {
 			b.Release()

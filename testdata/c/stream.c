@@ -247,10 +247,45 @@ static int st_producer_schema(struct st_producer *p, struct ArrowSchema *out)
 	return 0;
 }
 
+/* The gate: while shut, every get_next blocks (a producer waiting on a
+ * network or a device), the way a consumer's context must not wait for. */
+static pthread_mutex_t st_gate_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t st_gate_cv = PTHREAD_COND_INITIALIZER;
+static int st_gate_shut, st_gate_blocked;
+
+void st_gate(int shut)
+{
+	pthread_mutex_lock(&st_gate_mu);
+	st_gate_shut = shut;
+	pthread_cond_broadcast(&st_gate_cv);
+	pthread_mutex_unlock(&st_gate_mu);
+}
+
+/* The number of get_next calls blocked at the gate now. */
+intptr_t st_gate_blocked_calls(void)
+{
+	intptr_t n;
+	pthread_mutex_lock(&st_gate_mu);
+	n = st_gate_blocked;
+	pthread_mutex_unlock(&st_gate_mu);
+	return n;
+}
+
+static void st_gate_pass(void)
+{
+	pthread_mutex_lock(&st_gate_mu);
+	st_gate_blocked++;
+	while (st_gate_shut)
+		pthread_cond_wait(&st_gate_cv, &st_gate_mu);
+	st_gate_blocked--;
+	pthread_mutex_unlock(&st_gate_mu);
+}
+
 /* st_producer_next fills out with the next batch, or marks it released at
  * the end; an injected failure sticks, as a real producer's would. */
 static int st_producer_next(struct st_producer *p, struct ArrowArray *out)
 {
+	st_gate_pass();
 	p->calls++;
 	if (p->fail_at >= 0 && p->calls == p->fail_at) {
 		snprintf(p->err, sizeof p->err, "injected failure at batch %" PRId64, p->fail_at);
