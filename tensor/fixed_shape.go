@@ -30,10 +30,17 @@ type FixedShapeType struct {
 	dimNames []string
 }
 
-// A FixedShapeArray is an array of a FixedShapeType.
+// A FixedShapeArray is an array of a FixedShapeType. Its values print,
+// marshal and parse (array.FromJSON, a builder's AppendValueFromString) as
+// its storage's do: one tensor is the JSON array of its elements in
+// storage (physical, row-major) order.
 type FixedShapeArray struct {
 	array.ExtensionArrayBase
 }
+
+// ValueStr is tensor i as its storage shows it: a JSON array of its
+// elements, or array.NullValueStr.
+func (a *FixedShapeArray) ValueStr(i int) string { return a.Storage().ValueStr(i) }
 
 func init() {
 	if arrow.GetExtensionType(ExtensionName) == nil {
