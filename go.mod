@@ -5,11 +5,11 @@ go 1.25.0
 require (
 	github.com/apache/arrow-go/v18 v18.8.0
 	github.com/ebitengine/purego v0.11.3
+	github.com/goccy/go-json v0.10.6
 	golang.org/x/sys v0.47.0
 )
 
 require (
-	github.com/goccy/go-json v0.10.6 // indirect
 	github.com/google/flatbuffers v25.12.19+incompatible // indirect
 	github.com/klauspost/compress v1.19.2 // indirect
 	github.com/klauspost/cpuid/v2 v2.4.0 // indirect
