@@ -182,41 +182,27 @@ func typeFromFormat(format string, children []arrow.Field, flags int64) (arrow.D
 			return nil, invalidf("format %q: child %d has no type", format, i)
 		}
 	}
-	wantChildren := func(n int) error {
-		if len(children) != n {
-			return invalidf("format %q needs %d children, got %d", format, n, len(children))
-		}
-		return nil
+	if want := formatChildCount(format); want >= 0 && len(children) != want {
+		return nil, invalidf("format %q needs %d children, got %d", format, want, len(children))
 	}
 
 	if dt, ok := simpleTypes[format]; ok {
-		if err := wantChildren(0); err != nil {
-			return nil, err
-		}
 		return dt, nil
 	}
 	switch format {
-	case "+l", "+L", "+vl", "+vL":
-		if err := wantChildren(1); err != nil {
-			return nil, err
-		}
-		switch format {
-		case "+l":
-			return arrow.ListOfField(children[0]), nil
-		case "+L":
-			return arrow.LargeListOfField(children[0]), nil
-		case "+vl":
-			return arrow.ListViewOfField(children[0]), nil
-		}
+	case "+l":
+		return arrow.ListOfField(children[0]), nil
+	case "+L":
+		return arrow.LargeListOfField(children[0]), nil
+	case "+vl":
+		return arrow.ListViewOfField(children[0]), nil
+	case "+vL":
 		return arrow.LargeListViewOfField(children[0]), nil
 	case "+s":
 		return arrow.StructOf(children...), nil
 	case "+m":
 		return mapFromChildren(children, flags)
 	case "+r":
-		if err := wantChildren(2); err != nil {
-			return nil, err
-		}
 		re, vals := children[0], children[1]
 		switch re.Type.ID() {
 		case arrow.INT16, arrow.INT32, arrow.INT64:
@@ -234,11 +220,6 @@ func typeFromFormat(format string, children []arrow.Field, flags int64) (arrow.D
 	key, val, hasColon := strings.Cut(format, ":")
 	if !hasColon {
 		return nil, invalidf("unknown format %q", format)
-	}
-	if !strings.HasPrefix(key, "+") {
-		if err := wantChildren(0); err != nil {
-			return nil, err
-		}
 	}
 	switch key {
 	case "d":
@@ -258,9 +239,6 @@ func typeFromFormat(format string, children []arrow.Field, flags int64) (arrow.D
 		if !ok || n < 0 {
 			return nil, invalidf("format %q: bad list size", format)
 		}
-		if err := wantChildren(1); err != nil {
-			return nil, err
-		}
 		if n == 0 {
 			// Valid Arrow (C++ accepts it), but arrow-go's constructor panics on 0.
 			return nil, unsupportedf("format %q: arrow-go has no zero-size fixed-size list", format)
@@ -270,6 +248,35 @@ func typeFromFormat(format string, children []arrow.Field, flags int64) (arrow.D
 		return unionFromFormat(format, val, key == "+us", children)
 	}
 	return nil, invalidf("unknown format %q", format)
+}
+
+// formatChildCount returns how many children format allows, -1 for any
+// number (struct). It reads only the format's shape, so that the schema
+// importer can check ArrowSchema.n_children before it walks that many
+// children pointers: 1 for lists, maps and fixed-size lists, 2 for run-end
+// encoded, one per listed type code for unions, 0 for everything else
+// (malformed formats included: typeFromFormat refuses them, but a lying
+// count must not be walked first).
+func formatChildCount(format string) int {
+	switch format {
+	case "+s":
+		return -1
+	case "+l", "+L", "+vl", "+vL", "+m":
+		return 1
+	case "+r":
+		return 2
+	}
+	key, val, _ := strings.Cut(format, ":")
+	switch key {
+	case "+w":
+		return 1
+	case "+ud", "+us":
+		if val == "" {
+			return 0
+		}
+		return strings.Count(val, ",") + 1
+	}
+	return 0
 }
 
 // decimalFromFormat parses the "P,S[,N]" of a "d:" format.
@@ -323,9 +330,6 @@ func unionFromFormat(format, codesStr string, sparse bool, children []arrow.Fiel
 			codes = append(codes, arrow.UnionTypeCode(c))
 		}
 	}
-	if len(children) != len(codes) {
-		return nil, invalidf("format %q has %d type codes but %d children", format, len(codes), len(children))
-	}
 	// arrow-go keeps the slice it is given: hand it a copy the caller cannot alias.
 	fields := slices.Clone(children)
 	if sparse {
@@ -339,9 +343,6 @@ func unionFromFormat(format, codesStr string, sparse bool, children []arrow.Fiel
 // producer said (as Arrow C++ does on import, it renames them); the key and
 // value metadata and the value's nullability are kept.
 func mapFromChildren(children []arrow.Field, flags int64) (arrow.DataType, error) {
-	if len(children) != 1 {
-		return nil, invalidf("map needs 1 child, got %d", len(children))
-	}
 	st, ok := children[0].Type.(*arrow.StructType)
 	if !ok || st.NumFields() != 2 {
 		return nil, invalidf("map child must be a struct of 2 fields, got %s", children[0].Type)

@@ -7,8 +7,10 @@ package cdevice_test
 // side.
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/purearrow/cdevice"
@@ -49,11 +51,25 @@ func hxCase(t *testing.T, name string, mode int) (*abi.Schema, *abi.Array) {
 	return s, a
 }
 
-// hxRefused imports a and s (as an array, or a record batch) and wants an
-// error wrapping want, and both structs released.
-func hxRefused(t *testing.T, s *abi.Schema, a *abi.Array, batch bool, want ...error) {
+// How a hostile pair is imported: as an array, as a record batch, or as a
+// CPU ArrowDeviceArray through the device walker (ImportDeviceArrayOnDevice,
+// then ToHost).
+type hxHow int
+
+const (
+	hxArray hxHow = iota
+	hxBatch
+	hxDevice
+)
+
+func (h hxHow) String() string { return [...]string{"array", "batch", "device"}[h] }
+
+// hxTry imports a and s as how says, with opts, and releases what it got.
+// A panic is reported and returned as an error. Afterwards both structs
+// must be released (the importer owned them), whatever the outcome.
+func hxTry(t *testing.T, s *abi.Schema, a *abi.Array, how hxHow, opts ...cdevice.ImportOption) (err error) {
 	t.Helper()
-	var err error
+	moved := a
 	func() {
 		defer func() {
 			if p := recover(); p != nil {
@@ -61,18 +77,46 @@ func hxRefused(t *testing.T, s *abi.Schema, a *abi.Array, batch bool, want ...er
 				t.Errorf("import panicked: %v", p)
 			}
 		}()
-		if batch {
-			var rb interface{ Release() }
-			if rb, err = cdevice.ImportRecordBatch(a, s); err == nil {
-				rb.Release()
+		var got interface{ Release() }
+		switch how {
+		case hxBatch:
+			got, err = cdevice.ImportRecordBatch(a, s, opts...)
+		case hxDevice:
+			da := newC[abi.DeviceArray](t)
+			da.Array, da.DeviceType, da.DeviceID = *a, abi.DeviceCPU, -1
+			a.Release = 0 // moved into da
+			moved = &da.Array
+			var d *cdevice.DeviceArray
+			if len(opts) > 0 {
+				t.Fatal("hxTry: the device walker takes no import options")
 			}
-		} else {
-			var arr interface{ Release() }
-			if arr, err = cdevice.ImportArray(a, s); err == nil {
-				arr.Release()
+			if d, err = cdevice.ImportDeviceArrayOnDevice(da, s); err == nil {
+				// The walker reads only what sizes need; reading the
+				// array (here: to host, through the importer) checks
+				// the rest.
+				defer d.Release()
+				got, err = d.ToHost(context.Background())
 			}
+		default:
+			got, err = cdevice.ImportArray(a, s, opts...)
+		}
+		if err == nil {
+			got.Release()
 		}
 	}()
+	if !s.Released() || !moved.Released() {
+		t.Errorf("after the import: schema released %v, array released %v", s.Released(), moved.Released())
+		releaseArrayC(moved)
+		releaseSchemaC(s)
+	}
+	return err
+}
+
+// hxRefused imports a and s as how says and wants an error wrapping one of
+// want, and both structs released.
+func hxRefused(t *testing.T, s *abi.Schema, a *abi.Array, how hxHow, want ...error) {
+	t.Helper()
+	err := hxTry(t, s, a, how)
 	ok := false
 	for _, w := range want {
 		ok = ok || errors.Is(err, w)
@@ -80,11 +124,14 @@ func hxRefused(t *testing.T, s *abi.Schema, a *abi.Array, batch bool, want ...er
 	if !ok {
 		t.Errorf("import: %v, want one of %v", err, want)
 	}
-	if !s.Released() || !a.Released() {
-		t.Errorf("after the import: schema released %v, array released %v", s.Released(), a.Released())
-		releaseArrayC(a)
-		releaseSchemaC(s)
+}
+
+// hxBatchIf is hxBatch when batch, else hxArray.
+func hxBatchIf(batch bool) hxHow {
+	if batch {
+		return hxBatch
 	}
+	return hxArray
 }
 
 // TestHostileReleasedStructs: a struct whose release is NULL is released
@@ -105,7 +152,7 @@ func TestHostileReleasedStructs(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			hxNoLeaks(t)
 			s, a := hxCase(t, "hx_released_array", c.mode)
-			hxRefused(t, s, a, false, c.want)
+			hxRefused(t, s, a, hxArray, c.want)
 		})
 	}
 	t.Run("device_array_release_null", func(t *testing.T) {
@@ -145,7 +192,7 @@ func TestHostileNullChildren(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/batch=%v", name, batch), func(t *testing.T) {
 				hxNoLeaks(t)
 				s, a := hxCase(t, "hx_null_children", mode)
-				hxRefused(t, s, a, batch, cdevice.ErrInvalid)
+				hxRefused(t, s, a, hxBatchIf(batch), cdevice.ErrInvalid)
 			})
 		}
 	}
@@ -165,7 +212,7 @@ func TestHostileLyingBufferCount(t *testing.T) {
 			t.Run(name, func(t *testing.T) {
 				hxNoLeaks(t)
 				s, a := hxCase(t, "hx_lying_buffers", mode)
-				hxRefused(t, s, a, batch, cdevice.ErrInvalid)
+				hxRefused(t, s, a, hxBatchIf(batch), cdevice.ErrInvalid)
 			})
 		}
 	}
@@ -173,8 +220,136 @@ func TestHostileLyingBufferCount(t *testing.T) {
 	t.Run("record_batch_root_claims_3_as_array", func(t *testing.T) {
 		hxNoLeaks(t)
 		s, a := hxCase(t, "hx_lying_buffers", 6)
-		hxRefused(t, s, a, false, cdevice.ErrInvalid)
+		hxRefused(t, s, a, hxArray, cdevice.ErrInvalid)
 	})
+}
+
+// TestHostileLyingChildren: for every format family, a schema or an array
+// whose n_children (or n_buffers, or dictionary) says more than the format
+// or type allows, over a children array that holds the real children and
+// then a pointer that faults when read. The count must be checked against
+// the format or type before any child is followed: ErrInvalid, no crash,
+// through the host importer and (array lies) the device walker.
+func TestHostileLyingChildren(t *testing.T) {
+	cases := []struct {
+		name string
+		want string // a fragment of the error: the check that fired
+	}{
+		{"schema_int32", `format "i" allows 0 children, n_children is 1000`},
+		{"schema_utf8", `format "u" allows 0 children`},
+		{"schema_list", `format "+l" allows 1 children`},
+		{"schema_map", `format "+m" allows 1 children`},
+		{"schema_fixed_size_list", `format "+w:3" allows 1 children`},
+		{"schema_run_end_encoded", `format "+r" allows 2 children`},
+		{"schema_sparse_union", `format "+us:5,7" allows 2 children`},
+		{"schema_dense_union", `format "+ud:5,7" allows 2 children`},
+		{"schema_struct_child", `format "i" allows 0 children`},
+		{"schema_dictionary_values", `format "u" allows 0 children`},
+		{"schema_children_null", "children is NULL with n_children 1000"},
+		{"schema_dictionary_on_utf8", `format "u" has a dictionary but is not an integer index type`},
+		{"array_int32", "has 1000 children, want 0"},
+		{"array_utf8", "has 1000 children, want 0"},
+		{"array_list", "has 1000 children, want 1"},
+		{"array_struct", "has 1000 children, want 2"},
+		{"array_sparse_union", "has 1000 children, want 2"},
+		{"array_dense_union", "has 1000 children, want 2"},
+		{"array_run_end_encoded", "has 1000 children, want 2"},
+		{"array_fixed_size_list", "has 1000 children, want 1"},
+		{"array_dictionary_values", "has 1000 children, want 0"},
+		{"record_batch_root", "1000 children"},
+		{"array_int32_with_dictionary", "dictionary"},
+		{"array_list_5_buffers", "has 5 buffers, want 2"},
+		{"array_struct_4_buffers", "has 4 buffers, want 1"},
+		{"array_sparse_union_4_buffers", "has 4 buffers, want 1"},
+		{"array_run_end_encoded_2_buffers", "has 2 buffers, want 0"},
+		{"array_null_1_buffer", "has 1 buffers, want 0"},
+	}
+	if n := len(cases); int32(hxFn(t, "hx_lying_children")(uintptr(n), addr(newC[abi.Schema](t)), addr(newC[abi.Array](t)))) != -1 {
+		t.Fatalf("hx_lying_children has a mode %d that this test does not know", n)
+	}
+	for mode, c := range cases {
+		hows := []hxHow{hxArray}
+		if strings.HasPrefix(c.name, "array_") || c.name == "record_batch_root" {
+			hows = append(hows, hxDevice)
+		}
+		if c.name == "record_batch_root" {
+			hows = append(hows, hxBatch)
+		}
+		for _, how := range hows {
+			t.Run(c.name+"/"+how.String(), func(t *testing.T) {
+				hxNoLeaks(t)
+				s, a := hxCase(t, "hx_lying_children", mode)
+				err := hxTry(t, s, a, how)
+				if !errors.Is(err, cdevice.ErrInvalid) || !strings.Contains(err.Error(), c.want) {
+					t.Errorf("import: %v, want ErrInvalid mentioning %q", err, c.want)
+				}
+			})
+		}
+	}
+}
+
+// TestHostileCorruptValues: arrays from C whose values break the rules.
+// Structural lies (sizes that follow from values: a last offset of 2^62
+// over 4 bytes, a variadic buffer size of 2^62, an offset that wraps
+// negative) are refused by every import, before anything reads that far.
+// The rest (decimals past their precision, dense union offsets going back
+// within a child, list view and string view positions past what they
+// index) only full validation reads, and it refuses them.
+func TestHostileCorruptValues(t *testing.T) {
+	cases := []struct {
+		name       string
+		structural bool
+		want       string
+	}{
+		{"decimal32_past_precision", false, "value at slot 1 does not fit precision 2"},
+		{"decimal64_past_precision", false, "value at slot 1 does not fit precision 2"},
+		{"decimal128_past_precision", false, "value at slot 1 does not fit precision 2"},
+		{"decimal256_past_precision", false, "value at slot 1 does not fit precision 2"},
+		{"dense_union_offsets_go_back", false, "offset 0 at slot 2 is before child 0's previous offset 1"},
+		{"utf8_last_offset_negative", true, "offsets run from 0 to -2147483648"},
+		{"large_utf8_last_offset_2^62", true, "buffer 2 would be 4611686018427387904 bytes"},
+		{"binary_last_offset_negative", true, "offsets run from 0 to -2147483648"},
+		{"large_binary_last_offset_2^62", true, "buffer 2 would be 4611686018427387904 bytes"},
+		{"list_last_offset_int32_max", true, "offsets reach 2147483647, past the child's length 4"},
+		{"large_list_last_offset_2^62", true, "offsets reach 4611686018427387904"},
+		{"large_utf8_sliced_offsets_2^62", true, "buffer 2 would be 4611686018427387906 bytes"},
+		{"large_list_view_offset_2^62", false, "slot 0 has offset 4611686018427387904 and size 1, outside the child of length 3"},
+		{"utf8_view_variadic_size_2^62", true, "buffer 2 would be 4611686018427387904 bytes"},
+		{"utf8_view_offset_int32_max", false, "past the end of buffer 0 (17 bytes)"},
+	}
+	if n := len(cases); int32(hxFn(t, "hx_corrupt")(uintptr(n), addr(newC[abi.Schema](t)), addr(newC[abi.Array](t)))) != -1 {
+		t.Fatalf("hx_corrupt has a mode %d that this test does not know", n)
+	}
+	check := func(t *testing.T, err error, want string) {
+		t.Helper()
+		if !errors.Is(err, cdevice.ErrInvalid) || !strings.Contains(err.Error(), want) {
+			t.Errorf("import: %v, want ErrInvalid mentioning %q", err, want)
+		}
+	}
+	for mode, c := range cases {
+		t.Run(c.name+"/default", func(t *testing.T) {
+			hxNoLeaks(t)
+			s, a := hxCase(t, "hx_corrupt", mode)
+			err := hxTry(t, s, a, hxArray)
+			if c.structural {
+				check(t, err, c.want)
+			} else if err != nil {
+				t.Errorf("import without full validation: %v (its checks do not read values)", err)
+			}
+		})
+		t.Run(c.name+"/full", func(t *testing.T) {
+			hxNoLeaks(t)
+			s, a := hxCase(t, "hx_corrupt", mode)
+			check(t, hxTry(t, s, a, hxArray, cdevice.WithFullValidation()), c.want)
+		})
+		if c.structural {
+			t.Run(c.name+"/device", func(t *testing.T) {
+				hxNoLeaks(t)
+				s, a := hxCase(t, "hx_corrupt", mode)
+				check(t, hxTry(t, s, a, hxDevice), c.want)
+			})
+		}
+	}
 }
 
 // TestHostileDoubleRelease: a C consumer calls the release of a struct Go

@@ -137,6 +137,8 @@ func (imp *arrayImport) buildColumns(a *abi.Array, sc *arrow.Schema) ([]arrow.Ar
 		return nil, 0, n.errorf("record batch root has %d children, the schema %d fields", a.NChildren, sc.NumFields())
 	case a.Dictionary != 0:
 		return nil, 0, n.errorf("record batch root has a dictionary")
+	case n.cbuffers[0] != 0 && !fits(n.cbuffers[0], bitmapBytes(n.end)):
+		return nil, 0, n.errorf("validity bitmap at %#x cannot hold %d bits", n.cbuffers[0], n.end)
 	case a.NullCount > 0 || (a.NullCount < 0 && n.cbuffers[0] != 0 &&
 		bitutil.CountSetBits(unsafe.Slice((*byte)(abi.Pointer(n.cbuffers[0])), bitmapBytes(n.end)), int(a.Offset), int(a.Length)) != int(a.Length)):
 		return nil, 0, n.errorf("a record batch's struct array has nulls")
@@ -308,6 +310,10 @@ func (imp *arrayImport) build(a *abi.Array, dt arrow.DataType, depth int) (*arra
 	if err := n.checkHeader(); err != nil {
 		return nil, err
 	}
+	// Counts first: nothing below may follow a pointer the type does not have.
+	if err := n.checkCounts(); err != nil {
+		return nil, err
+	}
 	id := n.dt.ID()
 	var dict *array.Data
 	if id == arrow.DICTIONARY {
@@ -322,9 +328,6 @@ func (imp *arrayImport) build(a *abi.Array, dt arrow.DataType, depth int) (*arra
 		dict = dd
 	} else if a.Dictionary != 0 {
 		return nil, n.errorf("has a dictionary but its type is not dictionary-encoded")
-	}
-	if err := n.checkCounts(); err != nil {
-		return nil, err
 	}
 	children := make([]arrow.ArrayData, a.NChildren)
 	for i := range children {
@@ -431,6 +434,12 @@ func cBuffersOf(dt arrow.DataType) (n int, legacy bool) {
 func (imp *arrayImport) buffers(n *node, children []arrow.ArrayData) (bufs []*memory.Buffer, nulls int, err error) {
 	a, end := n.a, n.end
 	nulls = int(a.NullCount)
+	// Sizes first, for every type: they bound what the checks below read.
+	var scratch [8]int64
+	sizes, err := cBufferSizes(n, n.hostRead, scratch[:0])
+	if err != nil {
+		return nil, 0, err
+	}
 	switch n.dt.ID() {
 	case arrow.NULL:
 		return nil, int(a.Length), nil
@@ -438,11 +447,6 @@ func (imp *arrayImport) buffers(n *node, children []arrow.ArrayData) (bufs []*me
 		return nil, 0, n.checkRunEnds(children)
 	case arrow.SPARSE_UNION, arrow.DENSE_UNION:
 		return imp.unionBuffers(n, children)
-	}
-	var scratch [8]int64
-	sizes, err := cBufferSizes(n, n.hostRead, scratch[:0])
-	if err != nil {
-		return nil, 0, err
 	}
 	if n.cbuffers[0] == 0 {
 		if nulls > 0 {
@@ -490,13 +494,46 @@ func (n *node) hostRead(i int, idx, w int64) int64 {
 	return unsafe.Slice((*int64)(p), idx+1)[idx]
 }
 
+// maxBufferBytes bounds the size of any buffer described by C. The C
+// interface gives no buffer sizes: they follow from lengths and, for
+// variable-length data, from values in other buffers (the last offset, the
+// variadic sizes), which a broken or hostile producer can set to anything.
+// No machine maps more than 2^48 bytes (Go's own heap assumes 48-bit
+// addresses), so a size beyond that, such as a last offset of 2^62 over a
+// 4-byte buffer, is refused before anything reads or wraps that far. A
+// smaller lie cannot be told from a real buffer.
+const maxBufferBytes = min(math.MaxInt, 1<<48)
+
+// fits reports whether size bytes starting at p can be a real buffer: at
+// most maxBufferBytes, and not wrapping past the end of the address space
+// (a Go slice over them would panic, possible on 32-bit).
+func fits(p uintptr, size int64) bool {
+	return size >= 0 && size <= maxBufferBytes && uint64(size) <= uint64(^uintptr(0)-p)
+}
+
 // cBufferSizes returns the size in bytes of each C buffer of n, which a
 // caller can copy or wrap: for binary types the data size is the last
 // offset, for views each variadic buffer's size comes from the sizes buffer;
 // read fetches those values (from host or device memory). Lists get one
 // extra entry: how far into the child their offsets reach. The result is
-// built in scratch when it fits.
+// built in scratch when it fits. Every size is checked with fits, and every
+// value read lies inside the size its buffer is known to have.
 func cBufferSizes(n *node, read func(buf int, idx, w int64) int64, scratch []int64) ([]int64, error) {
+	sizes, err := cBufferSizesUnchecked(n, read, scratch)
+	if err != nil {
+		return nil, err
+	}
+	for i, p := range n.cbuffers {
+		if p != 0 && !fits(p, sizes[i]) {
+			return nil, n.errorf("buffer %d would be %d bytes from %#x, more than an address space holds", i, sizes[i], p)
+		}
+	}
+	return sizes, nil
+}
+
+// cBufferSizesUnchecked computes what cBufferSizes returns; only the values
+// it reads are checked against their buffers here.
+func cBufferSizesUnchecked(n *node, read func(buf int, idx, w int64) int64, scratch []int64) ([]int64, error) {
 	end, cb := n.end, n.cbuffers
 	if cap(scratch) < len(cb)+1 {
 		scratch = make([]int64, 0, len(cb)+1)
@@ -513,6 +550,9 @@ func cBufferSizes(n *node, read func(buf int, idx, w int64) int64, scratch []int
 				return 0, nil
 			}
 			return 0, n.errorf("buffer %d is NULL", i)
+		}
+		if !fits(cb[i], (idx+1)*w) { // idx <= end <= maxElements: no overflow
+			return 0, n.errorf("buffer %d at %#x cannot hold %d elements", i, cb[i], idx+1)
 		}
 		return read(i, idx, w), nil
 	}
@@ -565,7 +605,10 @@ func cBufferSizes(n *node, read func(buf int, idx, w int64) int64, scratch []int
 			return nil, n.errorf("variadic buffer sizes are NULL")
 		}
 		for k := range nvar {
-			s := read(len(cb)-1, int64(k), 8)
+			s, err := element(len(cb)-1, int64(k), 8)
+			if err != nil {
+				return nil, err
+			}
 			if s < 0 || (s > 0 && cb[2+k] == 0) {
 				return nil, n.errorf("variadic buffer %d: size %d, pointer %#x", k, s, cb[2+k])
 			}

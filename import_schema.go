@@ -1,6 +1,7 @@
 package cdevice
 
 import (
+	"strings"
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -98,7 +99,18 @@ func (imp *schemaImporter) measure(s *abi.Schema, depth int) error {
 	if s.NChildren > 0 && s.Children == 0 {
 		return invalidf("ArrowSchema.children is NULL with n_children %d", s.NChildren)
 	}
-	imp.total += ffi.CStringLen(s.Format) + ffi.CStringLen(s.Name)
+	flen := ffi.CStringLen(s.Format)
+	// A view of the C string, not kept: the count it allows is checked
+	// before any of n_children pointers is followed, as a producer whose
+	// count lies has a children array shorter than the count.
+	format := unsafe.String((*byte)(abi.Pointer(s.Format)), flen)
+	if want := formatChildCount(format); want >= 0 && s.NChildren != int64(want) {
+		return invalidf("format %q allows %d children, n_children is %d", format, want, s.NChildren)
+	}
+	if s.Dictionary != 0 && !isIndexFormat(format) {
+		return invalidf("format %q has a dictionary but is not an integer index type", format)
+	}
+	imp.total += flen + ffi.CStringLen(s.Name)
 	for i := range int(s.NChildren) {
 		c := s.Child(i)
 		if c == nil {
@@ -119,6 +131,12 @@ func (imp *schemaImporter) measure(s *abi.Schema, depth int) error {
 		return imp.measure(d, depth+1)
 	}
 	return nil
+}
+
+// isIndexFormat reports whether format is an integer type, the only
+// types a dictionary's indices may have.
+func isIndexFormat(format string) bool {
+	return len(format) == 1 && strings.IndexByte("cCsSiIlL", format[0]) >= 0
 }
 
 // str copies a C string into imp.buf (sized by measure, never regrown) and
@@ -147,13 +165,7 @@ func (imp *schemaImporter) field(s *abi.Schema) (arrow.Field, error) {
 	if err != nil {
 		return arrow.Field{}, err
 	}
-	if s.Dictionary != 0 {
-		if !arrow.IsInteger(dt.ID()) {
-			return arrow.Field{}, invalidf("dictionary index type must be an integer, got format %q", format)
-		}
-		if s.NChildren != 0 {
-			return arrow.Field{}, invalidf("dictionary-encoded field with %d children", s.NChildren)
-		}
+	if s.Dictionary != 0 { // measure checked the index format (so no children)
 		vf, err := imp.field((*abi.Schema)(abi.Pointer(s.Dictionary)))
 		if err != nil {
 			return arrow.Field{}, err

@@ -11,6 +11,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/apache/arrow-go/v18/arrow/decimal256"
 )
 
 // An ImportOption changes how an import treats its input.
@@ -321,6 +323,8 @@ func (v *validator) contents(l *vlevel) error {
 		return v.dictionary(l, t)
 	case *arrow.BooleanType:
 		return v.need(l, 1, int(bitutil.BytesForBits(int64(l.end))), 1, "values bitmap")
+	case arrow.DecimalType:
+		return v.decimals(l, t)
 	case arrow.FixedWidthDataType:
 		return v.need(l, 1, l.end, t.BitWidth()/8, "values buffer")
 	}
@@ -543,6 +547,12 @@ func (v *validator) union(l *vlevel) error {
 	}
 	ids, offs := l.buf(1), intsView{l.buf(2), 4, true}
 	codes := ut.ChildIDs()
+	// The spec (and Arrow C++'s ValidateFull) wants each child's offsets
+	// in order: slots of one child never go back within it.
+	var last []int64
+	if dense {
+		last = make([]int64, len(children))
+	}
 	for i := l.off; i < l.end; i++ {
 		id := int8(ids[i])
 		if id < 0 || int(id) >= len(codes) || codes[id] == arrow.InvalidUnionChildID {
@@ -552,8 +562,67 @@ func (v *validator) union(l *vlevel) error {
 			continue
 		}
 		c := codes[id]
-		if o := offs.at(i); o < 0 || o >= int64(children[c].Len()) {
+		o := offs.at(i)
+		if o < 0 || o >= int64(children[c].Len()) {
 			return v.errorf("offset %d at slot %d is outside child %d of length %d", o, i-l.off, c, children[c].Len())
+		}
+		if o < last[c] {
+			return v.errorf("offset %d at slot %d is before child %d's previous offset %d", o, i-l.off, c, last[c])
+		}
+		last[c] = o
+	}
+	return nil
+}
+
+// decimals checks that every non-null value fits the type's precision
+// (|v| < 10^precision), as Arrow C++'s ValidateFull does: a consumer that
+// formats or rescales by the declared precision would misread one that
+// does not. Values are read word by word, lowest first, as arrow-go lays
+// them out, without assuming alignment.
+func (v *validator) decimals(l *vlevel, t arrow.DecimalType) error {
+	bits, prec := t.BitWidth(), t.GetPrecision()
+	if maxPrec, ok := decimalMaxPrecision[bits]; !ok || prec < 1 || prec > maxPrec {
+		return v.errorf("precision %d is outside 1..%d for %d-bit decimals", prec, maxPrec, bits)
+	}
+	w := bits / 8
+	if err := v.need(l, 1, l.end, w, "values buffer"); err != nil {
+		return err
+	}
+	// inRange reports -10^prec < x < 10^prec for the value at x.
+	var inRange func(x []byte) bool
+	ne := binary.NativeEndian
+	switch bits {
+	case 32, 64:
+		pow := int64(1) // 10^prec <= 10^18 < 2^63
+		for range prec {
+			pow *= 10
+		}
+		inRange = func(x []byte) bool {
+			var v int64
+			if bits == 32 {
+				v = int64(int32(ne.Uint32(x)))
+			} else {
+				v = int64(ne.Uint64(x))
+			}
+			return -pow < v && v < pow
+		}
+	case 128:
+		pow := decimal128.GetScaleMultiplier(int(prec))
+		inRange = func(x []byte) bool {
+			v := decimal128.New(int64(ne.Uint64(x[8:])), ne.Uint64(x))
+			return v.Less(pow) && pow.Negate().Less(v)
+		}
+	default:
+		pow := decimal256.GetScaleMultiplier(int(prec))
+		inRange = func(x []byte) bool {
+			v := decimal256.New(ne.Uint64(x[24:]), ne.Uint64(x[16:]), ne.Uint64(x[8:]), ne.Uint64(x))
+			return v.Less(pow) && pow.Negate().Less(v)
+		}
+	}
+	b := l.buf(1)
+	for i := l.off; i < l.end; i++ {
+		if l.isValid(i) && !inRange(b[i*w:(i+1)*w]) {
+			return v.errorf("value at slot %d does not fit precision %d", i-l.off, prec)
 		}
 	}
 	return nil

@@ -210,6 +210,28 @@ func TestValidateCorrupt(t *testing.T) {
 		{"sliced int64 values too short", vnd(arrow.PrimitiveTypes.Int64, 2, []*memory.Buffer{nil, vints[int64](1, 2)}, nil, 0, 1), "needs 24"},
 		{"fixed-size binary too short", vnd(&arrow.FixedSizeBinaryType{ByteWidth: 4}, 2, []*memory.Buffer{nil, vbuf(1, 2, 3, 4, 5)}, nil, 0, 0), "needs 8"},
 		{"boolean values too short", vnd(arrow.FixedWidthTypes.Boolean, 9, []*memory.Buffer{nil, vbuf(0xff)}, nil, 0, 0), "values bitmap"},
+		{"decimal32 out of precision", vnd(&arrow.Decimal32Type{Precision: 2}, 2, []*memory.Buffer{nil, vints[int32](99, 12345)}, nil, 0, 0), "value at slot 1 does not fit precision 2"},
+		{"decimal32 negative out of precision", vnd(&arrow.Decimal32Type{Precision: 2}, 1, []*memory.Buffer{nil, vints[int32](-100)}, nil, 0, 0), "does not fit precision 2"},
+		{"decimal32 min int32", vnd(&arrow.Decimal32Type{Precision: 9}, 1, []*memory.Buffer{nil, vints[int32](math.MinInt32)}, nil, 0, 0), "does not fit precision 9"},
+		{"decimal64 out of precision", vnd(&arrow.Decimal64Type{Precision: 2}, 1, []*memory.Buffer{nil, vints[int64](12345)}, nil, 0, 0), "does not fit precision 2"},
+		{"decimal64 min int64", vnd(&arrow.Decimal64Type{Precision: 18}, 1, []*memory.Buffer{nil, vints[int64](math.MinInt64)}, nil, 0, 0), "does not fit precision 18"},
+		{"decimal128 out of precision", vnd(&arrow.Decimal128Type{Precision: 2}, 2, []*memory.Buffer{vbits(false, true), vints[int64](0, 0, 12345, 0)}, nil, 1, 0), "value at slot 1 does not fit precision 2"},
+		{"decimal128 negative out of precision", vnd(&arrow.Decimal128Type{Precision: 2}, 1, []*memory.Buffer{nil, vints[int64](-12345, -1)}, nil, 0, 0), "does not fit precision 2"},
+		{"decimal128 min int128", vnd(&arrow.Decimal128Type{Precision: 38}, 1, []*memory.Buffer{nil, vints[int64](0, math.MinInt64)}, nil, 0, 0), "does not fit precision 38"},
+		{"decimal256 out of precision", vnd(&arrow.Decimal256Type{Precision: 2}, 1, []*memory.Buffer{nil, vints[int64](12345, 0, 0, 0)}, nil, 0, 0), "does not fit precision 2"},
+		{"decimal256 high word set", vnd(&arrow.Decimal256Type{Precision: 76}, 1, []*memory.Buffer{nil, vints[int64](0, 0, 0, 1<<62)}, nil, 0, 0), "does not fit precision 76"},
+		{"decimal precision 0", vnd(&arrow.Decimal128Type{Precision: 0}, 1, []*memory.Buffer{nil, vints[int64](0, 0)}, nil, 0, 0), "precision 0 is outside 1..38"},
+		{"dense union offsets decrease within a child", vnd(dense, 3, []*memory.Buffer{nil, vints[int8](3, 7, 3), vints[int32](1, 0, 0)}, []arrow.ArrayData{int32Child(2), int32Child(1)}, 0, 0),
+			"offset 0 at slot 2 is before child 0's previous offset 1"},
+		{"string last offset huge", vnd(str, 1, []*memory.Buffer{nil, vints[int32](0, math.MaxInt32), vstr("abcd")}, nil, 0, 0), "last offset 2147483647 is past the end of the data buffer (4)"},
+		{"large string last offset 2^62", vnd(arrow.BinaryTypes.LargeString, 1, []*memory.Buffer{nil, vints[int64](0, 1<<62), vstr("abcd")}, nil, 0, 0), "last offset 4611686018427387904 is past the end of the data buffer (4)"},
+		{"binary last offset huge", vnd(arrow.BinaryTypes.Binary, 1, []*memory.Buffer{nil, vints[int32](0, math.MaxInt32), vstr("abcd")}, nil, 0, 0), "past the end of the data buffer (4)"},
+		{"large binary last offset 2^62", vnd(arrow.BinaryTypes.LargeBinary, 1, []*memory.Buffer{nil, vints[int64](0, 1<<62), vstr("abcd")}, nil, 0, 0), "past the end of the data buffer (4)"},
+		{"list last offset huge", vnd(listOfInt, 1, []*memory.Buffer{nil, vints[int32](0, math.MaxInt32)}, []arrow.ArrayData{int32Child(4)}, 0, 0), "last offset 2147483647 is past the end of the child (4)"},
+		{"large list last offset 2^62", vnd(arrow.LargeListOf(i32), 1, []*memory.Buffer{nil, vints[int64](0, 1<<62)}, []arrow.ArrayData{int32Child(4)}, 0, 0), "past the end of the child (4)"},
+		{"list view offset plus size overflows", vnd(arrow.ListViewOf(i32), 1, []*memory.Buffer{nil, vints[int32](math.MaxInt32), vints[int32](math.MaxInt32)}, []arrow.ArrayData{int32Child(3)}, 0, 0), "outside the child of length 3"},
+		{"large list view offset 2^62", vnd(arrow.LargeListViewOf(i32), 1, []*memory.Buffer{nil, vints[int64](1 << 62), vints[int64](1)}, []arrow.ArrayData{int32Child(3)}, 0, 0), "outside the child of length 3"},
+		{"string view offset huge", views(sview, vview(long, 0, math.MaxInt32), vstr(long)), "past the end of buffer 0"},
 		{"decimal128 values too short", vnd(&arrow.Decimal128Type{Precision: 5}, 1, []*memory.Buffer{nil, vbuf(make([]byte, 8)...)}, nil, 0, 0), "needs 16"},
 		{"length overflows", vnd(i32, math.MaxInt, []*memory.Buffer{nil, vints[int32](1)}, nil, 0, 1), "overflows"},
 		{"buffer size overflows", vnd(i32, math.MaxInt/64, []*memory.Buffer{nil, vints[int32](1)}, nil, 0, 0), "values buffer has 4 bytes"},
@@ -231,6 +253,46 @@ func TestValidateCorrupt(t *testing.T) {
 				t.Errorf("only the panic backstop caught it: %v", err)
 			case !strings.Contains(err.Error(), c.want):
 				t.Errorf("got %q, want it to mention %q", err, c.want)
+			}
+		})
+	}
+}
+
+// TestValidateRecordBatchContents: ValidateRecordBatch with full
+// validation refuses Go-built batches whose values break rules that only a
+// full pass sees (decimals past their precision, dense union offsets going
+// back within a child), naming the column; without the option it checks
+// nothing.
+func TestValidateRecordBatchContents(t *testing.T) {
+	i32 := arrow.PrimitiveTypes.Int32
+	dense := arrow.DenseUnionOf([]arrow.Field{{Name: "a", Type: i32}, {Name: "b", Type: i32}}, []arrow.UnionTypeCode{3, 7})
+	cases := []struct {
+		name string
+		d    arrow.ArrayData
+		want string
+	}{
+		{"decimal32", vnd(&arrow.Decimal32Type{Precision: 2}, 1, []*memory.Buffer{nil, vints[int32](12345)}, nil, 0, 0), "does not fit precision 2"},
+		{"decimal64", vnd(&arrow.Decimal64Type{Precision: 2}, 1, []*memory.Buffer{nil, vints[int64](12345)}, nil, 0, 0), "does not fit precision 2"},
+		{"decimal128", vnd(&arrow.Decimal128Type{Precision: 2}, 1, []*memory.Buffer{nil, vints[int64](12345, 0)}, nil, 0, 0), "does not fit precision 2"},
+		{"decimal256", vnd(&arrow.Decimal256Type{Precision: 2}, 1, []*memory.Buffer{nil, vints[int64](12345, 0, 0, 0)}, nil, 0, 0), "does not fit precision 2"},
+		{"dense union", vnd(dense, 3, []*memory.Buffer{nil, vints[int8](7, 7, 3), vints[int32](1, 0, 0)}, []arrow.ArrayData{int32Child(1), int32Child(2)}, 0, 0),
+			"offset 0 at slot 1 is before child 1's previous offset 1"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			col := array.MakeFromData(c.d)
+			defer col.Release()
+			sc := arrow.NewSchema([]arrow.Field{{Name: "ok", Type: i32}, {Name: "bad", Type: col.DataType()}}, nil)
+			ok := array.MakeFromData(int32Child(col.Len()))
+			defer ok.Release()
+			rb := array.NewRecordBatch(sc, []arrow.Array{ok, col}, int64(col.Len()))
+			defer rb.Release()
+			if err := ValidateRecordBatch(rb); err != nil {
+				t.Errorf("without full validation: %v", err)
+			}
+			err := ValidateRecordBatch(rb, WithFullValidation())
+			if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "column 1 (bad)") || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("got %v, want ErrInvalid naming column 1 (bad) and %q", err, c.want)
 			}
 		})
 	}

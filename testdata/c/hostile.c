@@ -122,6 +122,22 @@ int hx_null_children(int mode, struct ArrowSchema *s, struct ArrowArray *a)
 
 /* ---- n_buffers lying ---------------------------------------------------------- */
 
+/* hx_claim_buffers makes a claim n_buffers. A claim above the real count
+ * (up to 8) gets a longer buffers array: the real pointers, then poison, so
+ * that reading past the type's buffers crashes. */
+static void hx_claim_buffers(struct ArrowArray *a, int64_t claim)
+{
+	const void **bufs;
+	int64_t i, have = a->n_buffers;
+	if (claim > have && claim <= 8) {
+		bufs = array_buffer(a, -1, (size_t)claim * sizeof *bufs);
+		for (i = 0; i < claim; i++)
+			bufs[i] = i < have ? a->buffers[i] : HX_POISON(i);
+		a->buffers = bufs;
+	}
+	a->n_buffers = claim;
+}
+
 /*
  * hx_lying_buffers: arrays whose n_buffers lies. Every buffers slot past the
  * ones the type has holds a poison pointer. mode 0: int32 claiming 5
@@ -132,10 +148,9 @@ int hx_null_children(int mode, struct ArrowSchema *s, struct ArrowArray *a)
  */
 int hx_lying_buffers(int mode, struct ArrowSchema *s, struct ArrowArray *a)
 {
-	const void **bufs;
 	struct strpat p = {"s", 1, 0, 0, 0};
 	struct ArrowArray *target = a;
-	int64_t claim, i, have;
+	int64_t claim;
 	switch (mode) {
 	case 0:
 	case 1:
@@ -163,17 +178,12 @@ int hx_lying_buffers(int mode, struct ArrowSchema *s, struct ArrowArray *a)
 	default:
 		return -1;
 	}
-	have = target->n_buffers;
 	if (claim == 0 && mode == 2) {
 		target->buffers = NULL;
-	} else if (claim > have && claim <= 8) {
-		/* a longer array: the real pointers, then poison */
-		bufs = array_buffer(target, -1, (size_t)claim * sizeof *bufs);
-		for (i = 0; i < claim; i++)
-			bufs[i] = i < have ? target->buffers[i] : HX_POISON(i);
-		target->buffers = bufs;
+		target->n_buffers = 0;
+		return 0;
 	}
-	target->n_buffers = claim;
+	hx_claim_buffers(target, claim);
 	return 0;
 }
 
@@ -482,6 +492,303 @@ void hx_abuse_stream(struct ArrowArrayStream *s, int64_t *rc)
 		sch.release(&sch);
 	saved.release(s);
 	rc[7] = saved.get_last_error(s) != NULL;
+}
+
+/* ---- n_children lying, against the format or the type ---------------------- */
+
+/* A count that no children array is that long for. */
+#define HX_CLAIM 1000
+
+/* hx_schema_claims makes s claim HX_CLAIM children; its children array
+ * holds the real ones, then a poison pointer (where a walker that trusts
+ * the count crashes), or is NULL when null_array. */
+static void hx_schema_claims(struct ArrowSchema *s, int null_array)
+{
+	struct schema_priv *p = s->private_data;
+	struct ArrowSchema **c = xcalloc((size_t)p->n_kids + 1, sizeof *c);
+	memcpy(c, p->kids, (size_t)p->n_kids * sizeof *c);
+	c[p->n_kids] = (struct ArrowSchema *)(uintptr_t)HX_POISON(1);
+	free(p->children);
+	p->children = c;
+	s->children = null_array ? NULL : c;
+	s->n_children = HX_CLAIM;
+}
+
+/* hx_array_claims is hx_schema_claims for an array. */
+static void hx_array_claims(struct ArrowArray *a)
+{
+	struct array_priv *p = a->private_data;
+	struct ArrowArray **c = xcalloc((size_t)p->n_kids + 1, sizeof *c);
+	memcpy(c, p->kids, (size_t)p->n_kids * sizeof *c);
+	c[p->n_kids] = (struct ArrowArray *)(uintptr_t)HX_POISON(1);
+	free(p->children);
+	p->children = c;
+	a->children = c;
+	a->n_children = HX_CLAIM;
+}
+
+/* map<utf8, int32>, schema only. */
+static void hx_map_schema(struct ArrowSchema *s)
+{
+	struct ArrowSchema *e;
+	schema_init(s, "+m", "m", ARROW_FLAG_NULLABLE, 1);
+	e = schema_kid(s, 0);
+	schema_init(e, "+s", "entries", 0, 2);
+	schema_init(schema_kid(e, 0), "u", "key", 0, 0);
+	schema_init(schema_kid(e, 1), "i", "value", ARROW_FLAG_NULLABLE, 0);
+}
+
+/*
+ * hx_lying_children: one valid pair per format family, then one count
+ * lies. Schema n_children claims HX_CLAIM (children: the real ones, then
+ * poison) for mode 0 int32, 1 utf8, 2 list, 3 map, 4 fixed-size list, 5
+ * run-end encoded, 6 sparse union, 7 dense union, 8 a struct's int32
+ * child, 9 a dictionary's value schema; 10: int32 with children NULL; 11:
+ * a utf8 schema (not an index type) with a poison dictionary pointer.
+ * Array n_children claims HX_CLAIM (schema honest) for 12 int32, 13 utf8,
+ * 14 list, 15 struct, 16 sparse union, 17 dense union, 18 run-end encoded,
+ * 19 fixed-size list, 20 a dictionary array's dictionary, 21 the struct
+ * root of a record batch. 22: an int32 array with a poison dictionary.
+ * Array n_buffers claims too many (poison past the real ones) for 23 list
+ * (5), 24 struct (4), 25 sparse union (4), 26 run-end encoded (2), 27 null
+ * (1).
+ */
+int hx_lying_children(int mode, struct ArrowSchema *s, struct ArrowArray *a)
+{
+	struct strpat p = {"s", 1, 0, 0, 0};
+	enum { N = 6 };
+	switch (mode) {
+	case 0:
+	case 10:
+	case 12:
+	case 22:
+		fill_int32(s, a, "x", ARROW_FLAG_NULLABLE, N, 1, 0, 0);
+		break;
+	case 1:
+	case 11:
+	case 13:
+		fill_utf8(s, a, "u", ARROW_FLAG_NULLABLE, N, gen_pattern, &p);
+		break;
+	case 2:
+	case 14:
+	case 23:
+		fill_list_int64(s, a, "l", ARROW_FLAG_NULLABLE, N);
+		break;
+	case 3:
+		hx_map_schema(s);
+		fill_int32(NULL, a, NULL, 0, N, 1, 0, 0);
+		break;
+	case 4:
+	case 19:
+		m_fixed_size_list(s, a, "+w:3", 3 * 4);
+		break;
+	case 5:
+	case 18:
+	case 26:
+		fill_ree(s, a, "ree", ARROW_FLAG_NULLABLE, N);
+		break;
+	case 6:
+	case 16:
+	case 25:
+		fill_union(s, a, "su", ARROW_FLAG_NULLABLE, N, 0);
+		break;
+	case 7:
+	case 17:
+		fill_union(s, a, "du", ARROW_FLAG_NULLABLE, N, 1);
+		break;
+	case 8:
+	case 15:
+	case 24:
+		fill_struct(s, a, "st", ARROW_FLAG_NULLABLE, N);
+		break;
+	case 9:
+	case 20:
+		fill_dict_utf8(s, a, "d", ARROW_FLAG_NULLABLE, N);
+		break;
+	case 21:
+		hx_stream_schema(s);
+		hx_batch(a, N);
+		break;
+	case 27:
+		schema_init(s, "n", "n", ARROW_FLAG_NULLABLE, 0);
+		array_init(a, N, N, 0, 0);
+		break;
+	default:
+		return -1;
+	}
+	switch (mode) {
+	case 8:
+		hx_schema_claims(schema_kid(s, 0), 0);
+		break;
+	case 9:
+		hx_schema_claims(s->dictionary, 0);
+		break;
+	case 10:
+		hx_schema_claims(s, 1);
+		break;
+	case 11:
+		s->dictionary = (struct ArrowSchema *)(uintptr_t)HX_POISON(2);
+		break;
+	case 20:
+		hx_array_claims(a->dictionary);
+		break;
+	case 22:
+		a->dictionary = (struct ArrowArray *)(uintptr_t)HX_POISON(2);
+		break;
+	case 23:
+		hx_claim_buffers(a, 5);
+		break;
+	case 24:
+	case 25:
+		hx_claim_buffers(a, 4);
+		break;
+	case 26:
+		hx_claim_buffers(a, 2);
+		break;
+	case 27:
+		hx_claim_buffers(a, 1);
+		break;
+	default:
+		if (mode < 12)
+			hx_schema_claims(s, 0);
+		else
+			hx_array_claims(a);
+	}
+	return 0;
+}
+
+/* ---- values that break the rules: full validation must see them -------------- */
+
+/* A buffer of rows+1 offsets, w bytes each (4 or 8), from offs. */
+static void hx_offsets(struct ArrowArray *a, int64_t i, int w, const int64_t *offs, int64_t rows)
+{
+	char *b = array_buffer(a, i, (size_t)(rows + 1) * (size_t)w);
+	int64_t k;
+	int32_t o32;
+	for (k = 0; k <= rows; k++) {
+		o32 = (int32_t)offs[k];
+		if (w == 4)
+			memcpy(b + 4 * k, &o32, 4);
+		else
+			memcpy(b + 8 * k, &offs[k], 8);
+	}
+}
+
+/* A binary-like (list: over an int32 child) array of rows rows whose
+ * offsets are offs, w bytes each, over 4 bytes of data or 4 child values. */
+static void hx_offset_layout(struct ArrowSchema *s, struct ArrowArray *a, const char *format, int w,
+                             const int64_t *offs, int64_t rows, int list)
+{
+	schema_init(s, format, "x", ARROW_FLAG_NULLABLE, list);
+	array_init(a, rows, 0, list ? 2 : 3, list);
+	hx_offsets(a, 1, w, offs, rows);
+	if (list)
+		fill_int32(schema_kid(s, 0), array_kid(a, 0), "item", ARROW_FLAG_NULLABLE, 4, 1, 0, 0);
+	else
+		memcpy(array_buffer(a, 2, 4), "abcd", 4);
+}
+
+/* A utf8_view of one 17-byte value in variadic buffer 0 at offset off,
+ * whose variadic size is size. */
+static void hx_view(struct ArrowSchema *s, struct ArrowArray *a, int32_t off, int64_t size)
+{
+	static const char val[] = "abcdefghijklmnopq";
+	int32_t len = 17, zero = 0;
+	uint8_t *h;
+	schema_init(s, "vu", "v", ARROW_FLAG_NULLABLE, 0);
+	array_init(a, 1, 0, 4, 0);
+	h = array_buffer(a, 1, 16);
+	memcpy(h, &len, 4);
+	memcpy(h + 4, val, 4);
+	memcpy(h + 8, &zero, 4);
+	memcpy(h + 12, &off, 4);
+	memcpy(array_buffer(a, 2, 17), val, 17);
+	memcpy(array_buffer(a, 3, 8), &size, 8);
+}
+
+/*
+ * hx_corrupt: arrays that break rules about their values. mode 0-3:
+ * decimal32, 64, 128, 256 of precision 2 holding 99 and 12345 (the
+ * low word; the host is little-endian); 4: a dense union whose offsets
+ * into child 5 go back (1, then 0); offsets over 4 bytes of data (4
+ * values of a list's child): 5 utf8 {0, 2, INT32_MIN}; 6 large_utf8 {0, 2,
+ * 2^62}; 7 binary {0, 2, INT32_MIN}; 8 large_binary {0, 2, 2^62}; 9 list
+ * {0, 2, INT32_MAX}; 10 large list {0, 2, 2^62}; 11 large_utf8 sliced
+ * (offset 1, length 1) {0, 2^62, 2^62+2}; 12 large list view of one row,
+ * offset 2^62, size 1, over 3 values; 13 utf8_view whose variadic size is
+ * 2^62; 14 utf8_view whose value is at offset INT32_MAX of its 17-byte
+ * buffer.
+ */
+int hx_corrupt(int mode, struct ArrowSchema *s, struct ArrowArray *a)
+{
+	static const char *const dec[] = {"d:2,0,32", "d:2,0,64", "d:2,0", "d:2,0,256"};
+	const int64_t big = (int64_t)1 << 62;
+	const int64_t narrow[] = {0, 2, INT32_MIN}, wide[] = {0, 2, big}, list32[] = {0, 2, INT32_MAX};
+	const int64_t sliced[] = {0, big, big + 2};
+	int64_t v;
+	char *vals;
+	int w;
+	switch (mode) {
+	case 0:
+	case 1:
+	case 2:
+	case 3:
+		w = 4 << mode;
+		schema_init(s, dec[mode], "d", ARROW_FLAG_NULLABLE, 0);
+		array_init(a, 2, 0, 2, 0);
+		vals = array_buffer(a, 1, 2 * (size_t)w);
+		v = 99;
+		memcpy(vals, &v, w == 4 ? 4 : 8);
+		v = 12345;
+		memcpy(vals + w, &v, w == 4 ? 4 : 8); /* positive: the higher words stay 0 */
+		break;
+	case 4:
+		fill_union(s, a, "du", ARROW_FLAG_NULLABLE, 4, 1);
+		((int32_t *)a->buffers[1])[0] = 1;
+		((int32_t *)a->buffers[1])[2] = 0;
+		break;
+	case 5:
+		hx_offset_layout(s, a, "u", 4, narrow, 2, 0);
+		break;
+	case 6:
+		hx_offset_layout(s, a, "U", 8, wide, 2, 0);
+		break;
+	case 7:
+		hx_offset_layout(s, a, "z", 4, narrow, 2, 0);
+		break;
+	case 8:
+		hx_offset_layout(s, a, "Z", 8, wide, 2, 0);
+		break;
+	case 9:
+		hx_offset_layout(s, a, "+l", 4, list32, 2, 1);
+		break;
+	case 10:
+		hx_offset_layout(s, a, "+L", 8, wide, 2, 1);
+		break;
+	case 11:
+		hx_offset_layout(s, a, "U", 8, sliced, 2, 0);
+		a->offset = 1;
+		a->length = 1;
+		break;
+	case 12: {
+		const int64_t off = big, size = 1;
+		schema_init(s, "+vL", "lv", ARROW_FLAG_NULLABLE, 1);
+		array_init(a, 1, 0, 3, 1);
+		memcpy(array_buffer(a, 1, 8), &off, 8);
+		memcpy(array_buffer(a, 2, 8), &size, 8);
+		fill_int32(schema_kid(s, 0), array_kid(a, 0), "item", ARROW_FLAG_NULLABLE, 3, 1, 0, 0);
+		break;
+	}
+	case 13:
+		hx_view(s, a, 0, big);
+		break;
+	case 14:
+		hx_view(s, a, INT32_MAX, 17);
+		break;
+	default:
+		return -1;
+	}
+	return 0;
 }
 
 /* ---- async: a handler that refuses ---------------------------------------- */
