@@ -1,7 +1,6 @@
 package cdevice
 
 import (
-	"context"
 	"encoding/binary"
 	"errors"
 	"runtime"
@@ -22,29 +21,33 @@ import (
 // When no loaded backend owns the array's device, it imports as metadata:
 // sizes that depend on device contents are -1, and reading the data fails
 // with ErrNotReadable.
-func ImportDeviceArrayOnDevice(arr *abi.DeviceArray, schema *abi.Schema) (*DeviceArray, error) {
+//
+// WithContext bounds the wait for the producer's sync_event. The data
+// stays on the device, so WithFullValidation applies when it is brought to
+// the host (ImportDeviceArray does; else ValidateFull on ToHost's result).
+func ImportDeviceArrayOnDevice(arr *abi.DeviceArray, schema *abi.Schema, opts ...ImportOption) (*DeviceArray, error) {
 	f, err := ImportField(schema)
 	if err != nil {
 		releaseDeviceArray(arr)
 		return nil, err
 	}
-	return importDeviceTree(arr, f.Type)
+	return importDeviceTree(arr, f.Type, applyImportOptions(opts))
 }
 
 // ImportDeviceRecordBatch imports a struct-typed ArrowDeviceArray and its
 // schema as a DeviceRecordBatch, as ImportDeviceArrayOnDevice does.
-func ImportDeviceRecordBatch(arr *abi.DeviceArray, schema *abi.Schema) (*DeviceRecordBatch, error) {
+func ImportDeviceRecordBatch(arr *abi.DeviceArray, schema *abi.Schema, opts ...ImportOption) (*DeviceRecordBatch, error) {
 	sc, err := ImportSchema(schema)
 	if err != nil {
 		releaseDeviceArray(arr)
 		return nil, err
 	}
-	return ImportDeviceRecordBatchWithSchema(arr, sc)
+	return ImportDeviceRecordBatchWithSchema(arr, sc, opts...)
 }
 
 // ImportDeviceRecordBatchWithSchema is ImportDeviceRecordBatch with a schema
 // already imported (a stream's).
-func ImportDeviceRecordBatchWithSchema(arr *abi.DeviceArray, sc *arrow.Schema) (*DeviceRecordBatch, error) {
+func ImportDeviceRecordBatchWithSchema(arr *abi.DeviceArray, sc *arrow.Schema, opts ...ImportOption) (*DeviceRecordBatch, error) {
 	if sc == nil {
 		releaseDeviceArray(arr)
 		return nil, invalidf("nil schema")
@@ -58,7 +61,7 @@ func ImportDeviceRecordBatchWithSchema(arr *abi.DeviceArray, sc *arrow.Schema) (
 			return b, nil
 		}
 	}
-	root, err := importDeviceTree(arr, structOf(sc))
+	root, err := importDeviceTree(arr, structOf(sc), applyImportOptions(opts))
 	if err != nil {
 		return nil, err
 	}
@@ -75,7 +78,7 @@ func releaseDeviceArray(arr *abi.DeviceArray) {
 	}
 }
 
-func importDeviceTree(arr *abi.DeviceArray, dt arrow.DataType) (*DeviceArray, error) {
+func importDeviceTree(arr *abi.DeviceArray, dt arrow.DataType, cfg importConfig) (*DeviceArray, error) {
 	if arr == nil {
 		return nil, invalidf("nil ArrowDeviceArray")
 	}
@@ -93,7 +96,7 @@ func importDeviceTree(arr *abi.DeviceArray, dt arrow.DataType) (*DeviceArray, er
 	}
 	if dev != nil {
 		// Nothing is read before the producer's work is done.
-		if err := dev.WaitSyncEvent(context.Background(), arr.SyncEvent, nil); err != nil {
+		if err := dev.WaitSyncEvent(cfg.context(), arr.SyncEvent, nil); err != nil {
 			releaseArray(&arr.Array)
 			return nil, err
 		}

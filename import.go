@@ -1,7 +1,6 @@
 package cdevice
 
 import (
-	"context"
 	"fmt"
 	"math"
 	"math/bits"
@@ -197,19 +196,20 @@ func ImportDeviceArray(arr *abi.DeviceArray, schema *abi.Schema, opts ...ImportO
 	if err != nil {
 		return fail(fmt.Errorf("%w: %w", ErrNoDevice, err))
 	}
+	cfg := applyImportOptions(opts)
 	if !dev.HostAccessible() {
-		da, err := ImportDeviceArrayOnDevice(arr, schema)
+		da, err := ImportDeviceArrayOnDevice(arr, schema, opts...)
 		if err != nil {
 			return nil, err
 		}
 		defer da.Release()
-		a, err := da.ToHost(context.Background())
+		a, err := da.ToHost(cfg.context())
 		if err != nil {
 			return nil, err
 		}
-		return validated(a, applyImportOptions(opts).validate(a))
+		return validated(a, cfg.validate(a))
 	}
-	if err := dev.WaitSyncEvent(context.Background(), arr.SyncEvent, nil); err != nil {
+	if err := dev.WaitSyncEvent(cfg.context(), arr.SyncEvent, nil); err != nil {
 		return fail(err)
 	}
 	return ImportArray(&arr.Array, schema, opts...)

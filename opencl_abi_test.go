@@ -2,6 +2,7 @@ package cdevice_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 	"unsafe"
@@ -87,6 +88,57 @@ func TestOpenCLImportFromCWaitsOnEvent(t *testing.T) {
 			}
 			if len(vals) != n {
 				t.Fatalf("%d values, want %d", len(vals), n)
+			}
+		})
+	}
+}
+
+// WithContext bounds an import's wait on a producer's event that does not
+// complete: the import fails with the context's error and releases the
+// input (this peer's release itself waits for its event, so the gate opens
+// from another thread a little later).
+func TestOpenCLImportContextBoundsEventWait(t *testing.T) {
+	dev, f := openclPeer(t)
+	const n = 64
+	imports := map[string]func(*abi.DeviceArray, *abi.Schema, cdevice.ImportOption) error{
+		"ImportDeviceArray": func(arr *abi.DeviceArray, sch *abi.Schema, o cdevice.ImportOption) error {
+			_, err := cdevice.ImportDeviceArray(arr, sch, o)
+			return err
+		},
+		"ImportDeviceArrayOnDevice": func(arr *abi.DeviceArray, sch *abi.Schema, o cdevice.ImportOption) error {
+			_, err := cdevice.ImportDeviceArrayOnDevice(arr, sch, o)
+			return err
+		},
+	}
+	for name, imp := range imports {
+		t.Run(name, func(t *testing.T) {
+			before := cdevice.LiveLeaks()
+			errc, err := ffi.Calloc(4)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ffi.Free(errc)
+			p := f("peer_produce")(dev.Context(), dev.CommandQueue(), boolArg(dev.UsesSVM()), n, 1, uintptr(errc))
+			if p == 0 {
+				t.Fatalf("peer_produce: %d", *(*int32)(errc))
+			}
+			arr, sch := offHeap[abi.DeviceArray](t), offHeap[abi.Schema](t)
+			if r := f("peer_arrow_produce")(p, n, uintptr(dev.ID()), uintptr(unsafe.Pointer(sch)), uintptr(unsafe.Pointer(arr))); r != 0 {
+				t.Fatalf("peer_arrow_produce = %d", r)
+			}
+			if r := f("peer_open_gate_after")(p, 150); r != 0 {
+				t.Fatal("pthread_create failed")
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
+			defer cancel()
+			if err := imp(arr, sch, cdevice.WithContext(ctx)); !errors.Is(err, context.DeadlineExceeded) {
+				t.Fatalf("import of an array whose event is pending: %v, want context.DeadlineExceeded", err)
+			}
+			if !arr.Array.Released() || !sch.Released() {
+				t.Error("a failed import did not release its input")
+			}
+			if got := cdevice.LiveLeaks(); got.Imports != before.Imports || got.DeviceArrays != before.DeviceArrays {
+				t.Errorf("held after the failed import: %s (before: %s)", got, before)
 			}
 		})
 	}

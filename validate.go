@@ -2,6 +2,7 @@ package cdevice
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -18,7 +19,10 @@ import (
 // An ImportOption changes how an import treats its input.
 type ImportOption func(*importConfig)
 
-type importConfig struct{ full bool }
+type importConfig struct {
+	full bool
+	ctx  context.Context // nil: context.Background
+}
 
 // WithFullValidation makes the import run ValidateFull on the result and fail
 // (releasing it) when it finds a problem. By default an import checks
@@ -27,6 +31,25 @@ type importConfig struct{ full bool }
 // default validation level.
 func WithFullValidation() ImportOption {
 	return func(c *importConfig) { c.full = true }
+}
+
+// WithContext bounds by ctx what an import waits for: the producer's
+// sync_event, which ImportDeviceArray and the device imports wait on before
+// reading anything, and ImportDeviceArray's copy to the host. When ctx is
+// done first, the import fails with ctx's error (errors.Is with
+// context.Canceled or context.DeadlineExceeded) and releases its input, so
+// a producer's event that never completes cannot hang it. Without this
+// option an import waits as long as the producer takes.
+func WithContext(ctx context.Context) ImportOption {
+	return func(c *importConfig) { c.ctx = ctx }
+}
+
+// context is the import's context: WithContext's, or context.Background.
+func (c importConfig) context() context.Context {
+	if c.ctx == nil {
+		return context.Background()
+	}
+	return c.ctx
 }
 
 func applyImportOptions(opts []ImportOption) importConfig {

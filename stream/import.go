@@ -332,7 +332,8 @@ func (r *DeviceReader) Next(ctx context.Context) (*cdevice.DeviceRecordBatch, er
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	b, err := bounded(ctx, &r.c, r.free, r.read, (*cdevice.DeviceRecordBatch).Release)
+	read := func() (*cdevice.DeviceRecordBatch, error) { return r.read(ctx) }
+	b, err := bounded(ctx, &r.c, r.free, read, (*cdevice.DeviceRecordBatch).Release)
 	if err == nil {
 		if err = r.c.checkEmpty(b.Length); err != nil {
 			b.Release()
@@ -352,7 +353,8 @@ func (r *DeviceReader) errOrEOF() error {
 	return io.EOF
 }
 
-func (r *DeviceReader) read() (*cdevice.DeviceRecordBatch, error) {
+// read reads a batch; ctx bounds the wait for its sync event.
+func (r *DeviceReader) read(ctx context.Context) (*cdevice.DeviceRecordBatch, error) {
 	ok, err := r.c.next(unsafe.Pointer(r.out), r.out.Array.Released)
 	if !ok {
 		if err == nil {
@@ -364,7 +366,11 @@ func (r *DeviceReader) read() (*cdevice.DeviceRecordBatch, error) {
 		ffi.Call(r.out.Array.Release, uintptr(unsafe.Pointer(&r.out.Array)))
 		return nil, fmt.Errorf("%w: a batch on device type %s in a %s stream", cdevice.ErrInvalid, t, r.own.DeviceType)
 	}
-	return cdevice.ImportDeviceRecordBatchWithSchema(r.out, r.c.schema)
+	opts := r.c.cfg.importOpts
+	if ctx.Done() != nil {
+		opts = append(opts[:len(opts):len(opts)], cdevice.WithContext(ctx))
+	}
+	return cdevice.ImportDeviceRecordBatchWithSchema(r.out, r.c.schema, opts...)
 }
 
 // All yields every remaining batch, valid during the loop body (Retain it
