@@ -11,6 +11,7 @@ import (
 	"github.com/purearrow/cdevice/abi"
 	"github.com/purearrow/cdevice/device"
 	"github.com/purearrow/cdevice/internal/ffi"
+	"github.com/purearrow/cdevice/internal/leak"
 )
 
 // A DeviceBuffer is one buffer of a DeviceArray: device memory and its size
@@ -62,14 +63,13 @@ type deviceOwner struct {
 	event     device.Event
 	imp       *arrayImport
 	onRelease func() // NewDeviceArray's release
+	leak      leak.Object
 }
-
-var liveDeviceArrays atomic.Int64
 
 func newDeviceOwner(dev device.Device) *deviceOwner {
 	o := &deviceOwner{dev: dev}
 	o.refs.Store(1)
-	liveDeviceArrays.Add(1)
+	o.leak = leak.Track(leak.DeviceArray)
 	return o
 }
 
@@ -89,7 +89,7 @@ func (o *deviceOwner) release() {
 	if o.onRelease != nil {
 		o.onRelease()
 	}
-	liveDeviceArrays.Add(-1)
+	o.leak.Done()
 }
 
 // Retain adds a reference to the whole tree.

@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/purearrow/cdevice/abi"
 	"github.com/purearrow/cdevice/device"
+	"github.com/purearrow/cdevice/internal/leak"
 )
 
 // Export exports the array into out as an ArrowDeviceArray on its device,
@@ -33,7 +34,7 @@ func (a *DeviceArray) Export(out *abi.DeviceArray, outSchema *abi.Schema) error 
 // (the DeviceArray or DeviceRecordBatch exported) until the last release.
 func exportDeviceTree(root *DeviceArray, source interface{ Retain() }, out *abi.DeviceArray) {
 	nodes, ptrs := countDevicePtrs(root)
-	e := newExport()
+	e := newExport(leak.ExportedArray)
 	source.Retain()
 	e.source = source
 	f := arrayFiller{e: e, sl: newSlab(&e.pin, nodes-1, unsafe.Sizeof(abi.Array{}), ptrs, 0, 0), handle: e.start(nodes)}

@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/purearrow/cdevice/abi"
 	"github.com/purearrow/cdevice/internal/ffi"
+	"github.com/purearrow/cdevice/internal/leak"
 )
 
 // An export is the state behind every node of one exported tree of structs
@@ -22,6 +23,7 @@ import (
 // export allocates nothing but its slab.
 type export struct {
 	handle ffi.Handle
+	leak   leak.Object
 	pin    runtime.Pinner
 	live   atomic.Int32 // nodes not yet released
 
@@ -44,9 +46,9 @@ type plannedNode struct {
 
 var exportPool = sync.Pool{New: func() any { return new(export) }}
 
-func newExport() *export {
+func newExport(kind leak.Kind) *export {
 	e := exportPool.Get().(*export)
-	liveExports.Add(1)
+	e.leak = leak.Track(kind)
 	return e
 }
 
@@ -66,7 +68,7 @@ func (e *export) releaseNode() {
 	e.dropSource()
 	e.handle.Delete()
 	e.handle = 0
-	liveExports.Add(-1)
+	e.leak.Done()
 	exportPool.Put(e)
 }
 
@@ -81,7 +83,7 @@ func (e *export) dropSource() {
 func (e *export) abandon() {
 	e.pin.Unpin()
 	e.dropSource()
-	liveExports.Add(-1)
+	e.leak.Done()
 }
 
 // A slab is one pinned Go allocation carved into regions: C structs,
@@ -254,7 +256,7 @@ func (n schemaNode) child(i int) schemaNode {
 // is the schema the plan describes: an import of the untouched tree returns
 // it as is.
 func exportSchemaTree(plan *schemaPlan, source *arrow.Schema, out *abi.Schema) {
-	e := newExport()
+	e := newExport(leak.ExportedSchema)
 	sl := newSlab(&e.pin, plan.nodes-1, unsafe.Sizeof(abi.Schema{}), plan.ptrs, 0, plan.bytes)
 	f := schemaFiller{e: e, plan: plan.list, sl: sl, strings: sl.bytes + uintptr(plan.mdBytes), handle: e.start(plan.nodes)}
 	f.fill(out)
@@ -602,7 +604,7 @@ func exportArrayTree(root arrow.ArrayData, cols []arrow.Array, length int64, sou
 			}
 		}
 	}
-	e := newExport()
+	e := newExport(leak.ExportedArray)
 	source.Retain()
 	e.source = source
 	defer func() { e.arrayRoot = *out }()

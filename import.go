@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/purearrow/cdevice/abi"
 	"github.com/purearrow/cdevice/device"
+	"github.com/purearrow/cdevice/internal/leak"
 )
 
 // ImportArray imports arr, typed by schema. Both are released by the import:
@@ -223,6 +224,7 @@ type arrayImport struct {
 	c    abi.Array
 	live atomic.Int64
 	done atomic.Bool
+	leak leak.Object
 }
 
 func startImport(arr *abi.Array) (*arrayImport, error) {
@@ -234,7 +236,7 @@ func startImport(arr *abi.Array) (*arrayImport, error) {
 	}
 	imp := &arrayImport{c: *arr}
 	arr.Release = 0 // moved: the source no longer owns the tree
-	liveImports.Add(1)
+	imp.leak = leak.Track(leak.ImportedArray)
 	imp.live.Store(1) // the import's own reference, dropped by finish
 	return imp, nil
 }
@@ -258,7 +260,7 @@ func finishImport[T any](imp *arrayImport, make func() T) (v T, err error) {
 func (imp *arrayImport) release() {
 	if imp.done.CompareAndSwap(false, true) {
 		releaseArray(&imp.c)
-		liveImports.Add(-1)
+		imp.leak.Done()
 	}
 }
 

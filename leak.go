@@ -2,23 +2,38 @@ package cdevice
 
 import (
 	"fmt"
+	"strings"
 	"sync/atomic"
 
 	"github.com/purearrow/cdevice/internal/ffi"
+	"github.com/purearrow/cdevice/internal/leak"
 )
-
-var liveExports, liveImports atomic.Int64
 
 // doubleReleases counts release calls on exported structs already released.
 var doubleReleases atomic.Int64
 
-// Leaks describes what is still held across the C boundary.
+// Leaks describes what is still held across the C boundary, by kind.
 type Leaks struct {
-	Exports        int64 // exported structs whose release has not run
-	Imports        int64 // imported structs whose producer release has not been called
+	// Exports is every exported object a consumer still holds: the sum of
+	// the six counts below it.
+	Exports         int64
+	ExportedSchemas int64 // ArrowSchema trees (ExportSchema, ExportField, and those beside an array)
+	ExportedArrays  int64 // ArrowArray and ArrowDeviceArray trees (and async tasks' batches)
+	ExportedStreams int64 // ArrowArrayStream and ArrowDeviceArrayStream
+	AsyncProducers  int64 // ArrowAsyncProducer structs handed to a C handler
+	AsyncHandlers   int64 // ArrowAsyncDeviceStreamHandler structs handed to a C producer
+	DLPackExports   int64 // DLPack tensors whose deleter has not run
+
+	// Imports is every imported object whose producer's release (or
+	// deleter) has not been called: the sum of the three counts below it.
+	Imports         int64
+	ImportedArrays  int64 // ArrowArray and ArrowDeviceArray trees
+	ImportedStreams int64 // ArrowArrayStream and ArrowDeviceArrayStream
+	DLPackImports   int64 // DLPack tensors
+
 	DeviceArrays   int64 // DeviceArray and DeviceRecordBatch trees not yet released
 	DeviceAllocs   int64 // device memory blocks those trees hold (see also CachedMemory)
-	Handles        int   // live private_data handles
+	Handles        int   // live private_data handles (every export holds one)
 	CAllocations   int64 // C heap blocks not yet freed
 	CallbackPanics int64 // callback bodies that panicked (recovered)
 
@@ -31,19 +46,30 @@ type Leaks struct {
 }
 
 // LiveLeaks returns the current counters. At the end of a program (or a test
-// binary) that released everything, all of them are zero.
+// binary) that released everything, all of them are zero. With TraceLeaks
+// on, LeakSites says where each object still held was made.
 func LiveLeaks() Leaks {
 	p, _ := ffi.Panics()
-	return Leaks{
-		Exports:        liveExports.Load(),
-		Imports:        liveImports.Load(),
-		DeviceArrays:   liveDeviceArrays.Load(),
-		DeviceAllocs:   liveDeviceAllocs.Load(),
-		Handles:        ffi.LiveHandles(),
-		CAllocations:   ffi.LiveAllocations(),
-		CallbackPanics: p,
-		DoubleReleases: doubleReleases.Load(),
+	l := Leaks{
+		ExportedSchemas: leak.Count(leak.ExportedSchema),
+		ExportedArrays:  leak.Count(leak.ExportedArray),
+		ExportedStreams: leak.Count(leak.ExportedStream),
+		AsyncProducers:  leak.Count(leak.AsyncProducer),
+		AsyncHandlers:   leak.Count(leak.AsyncHandler),
+		DLPackExports:   leak.Count(leak.DLPackExport),
+		ImportedArrays:  leak.Count(leak.ImportedArray),
+		ImportedStreams: leak.Count(leak.ImportedStream),
+		DLPackImports:   leak.Count(leak.DLPackImport),
+		DeviceArrays:    leak.Count(leak.DeviceArray),
+		DeviceAllocs:    leak.Count(leak.DeviceAlloc),
+		Handles:         ffi.LiveHandles(),
+		CAllocations:    ffi.LiveAllocations(),
+		CallbackPanics:  p,
+		DoubleReleases:  doubleReleases.Load(),
 	}
+	l.Exports = l.ExportedSchemas + l.ExportedArrays + l.ExportedStreams + l.AsyncProducers + l.AsyncHandlers + l.DLPackExports
+	l.Imports = l.ImportedArrays + l.ImportedStreams + l.DLPackImports
+	return l
 }
 
 // Zero reports whether nothing is held and no callback panicked
@@ -53,7 +79,41 @@ func (l Leaks) Zero() bool {
 	return l == Leaks{}
 }
 
+// String names every non-zero counter, e.g. "exported_streams=1 handles=1",
+// or says "none".
 func (l Leaks) String() string {
-	return fmt.Sprintf("exports=%d imports=%d device_arrays=%d device_allocs=%d handles=%d c_allocations=%d callback_panics=%d double_releases=%d",
-		l.Exports, l.Imports, l.DeviceArrays, l.DeviceAllocs, l.Handles, l.CAllocations, l.CallbackPanics, l.DoubleReleases)
+	var parts []string
+	for _, c := range []struct {
+		name string
+		n    int64
+	}{
+		{"exported_schemas", l.ExportedSchemas}, {"exported_arrays", l.ExportedArrays},
+		{"exported_streams", l.ExportedStreams}, {"async_producers", l.AsyncProducers},
+		{"async_handlers", l.AsyncHandlers}, {"dlpack_exports", l.DLPackExports},
+		{"imported_arrays", l.ImportedArrays}, {"imported_streams", l.ImportedStreams},
+		{"dlpack_imports", l.DLPackImports}, {"device_arrays", l.DeviceArrays},
+		{"device_allocs", l.DeviceAllocs}, {"handles", int64(l.Handles)},
+		{"c_allocations", l.CAllocations}, {"callback_panics", l.CallbackPanics},
+		{"double_releases", l.DoubleReleases},
+	} {
+		if c.n != 0 {
+			parts = append(parts, fmt.Sprintf("%s=%d", c.name, c.n))
+		}
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, " ")
 }
+
+// TraceLeaks turns on (or off) recording where each exported, imported and
+// device object is made, for LeakSites. It costs a stack capture per
+// object: a debugging aid for tests (the project's own test binaries turn
+// it on with -cdevice.leaktrace or CDEVICE_LEAK_TRACE=1), not for
+// production. Objects made while it is off are counted but have no site.
+func TraceLeaks(on bool) { leak.SetTracing(on) }
+
+// LeakSites describes every object still held that was made while
+// TraceLeaks was on, oldest first: its kind and the call stack that made
+// it.
+func LeakSites() []string { return leak.Sites() }

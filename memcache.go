@@ -2,10 +2,10 @@ package cdevice
 
 import (
 	"sync"
-	"sync/atomic"
 
 	"github.com/purearrow/cdevice/abi"
 	"github.com/purearrow/cdevice/device"
+	"github.com/purearrow/cdevice/internal/leak"
 )
 
 // The memory cache keeps blocks that device arrays have given back (device
@@ -118,26 +118,22 @@ func (c *blockCache) trim(all bool) {
 	}
 }
 
-// liveDeviceAllocs counts device blocks held by device arrays (cached
-// blocks not included).
-var liveDeviceAllocs atomic.Int64
-
 // allocDevice returns size bytes on dev, cached or new.
 func allocDevice(dev device.Device, size int) (device.Pointer, error) {
 	if b, ok := memCache.take(cacheKey{placeOf(dev), int64(size)}); ok {
-		liveDeviceAllocs.Add(1)
+		leak.Add(leak.DeviceAlloc, 1)
 		return b.p, nil
 	}
 	p, err := dev.Alloc(size)
 	if err == nil {
-		liveDeviceAllocs.Add(1)
+		leak.Add(leak.DeviceAlloc, 1)
 	}
 	return p, err
 }
 
 // freeDevice gives device memory from allocDevice back.
 func freeDevice(dev device.Device, p device.Pointer, size int64) {
-	liveDeviceAllocs.Add(-1)
+	leak.Add(leak.DeviceAlloc, -1)
 	memCache.put(cacheKey{placeOf(dev), size}, cachedBlock{dev: dev, p: p})
 }
 

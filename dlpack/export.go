@@ -19,6 +19,7 @@ import (
 	"github.com/purearrow/cdevice/abi"
 	"github.com/purearrow/cdevice/device"
 	"github.com/purearrow/cdevice/internal/ffi"
+	"github.com/purearrow/cdevice/internal/leak"
 	"github.com/purearrow/cdevice/internal/ndarray"
 )
 
@@ -83,6 +84,7 @@ func WithWritable() ExportOption {
 type exported struct {
 	arr   *cdevice.DeviceArray // retained (zero-copy) or owned (a copy)
 	block unsafe.Pointer       // the C struct with shape and strides
+	leak  leak.Object
 }
 
 var (
@@ -95,7 +97,7 @@ var (
 		live map[uintptr]ffi.Handle
 	}{live: map[uintptr]ffi.Handle{}}
 
-	liveExports, liveImports, deleterCalls, strayDeletes atomic.Int64
+	deleterCalls, strayDeletes atomic.Int64
 
 	// readOnly holds the roots of zero-copy imports of read-only tensors.
 	readOnly sync.Map // *cdevice.DeviceArray → struct{}
@@ -122,7 +124,7 @@ func deleteExport(self uintptr) {
 	e := v.(*exported)
 	e.arr.Release()
 	ffi.Free(e.block)
-	liveExports.Add(-1)
+	e.leak.Done()
 }
 
 // Counts are the package's counters, for leak checks.
@@ -136,7 +138,7 @@ type Counts struct {
 // Stats returns the counters. At the end of a program that released
 // everything, Exports and Imports are zero.
 func Stats() Counts {
-	return Counts{Exports: liveExports.Load(), Imports: liveImports.Load(),
+	return Counts{Exports: leak.Count(leak.DLPackExport), Imports: leak.Count(leak.DLPackImport),
 		DeleterCalls: deleterCalls.Load(), StrayDeleterCalls: strayDeletes.Load()}
 }
 
@@ -264,7 +266,7 @@ func export(a *cdevice.DeviceArray, versioned bool, opts []ExportOption) (unsafe
 	strides := unsafe.Slice((*int64)(unsafe.Add(block, hdr+8*uintptr(ndim))), ndim)
 	copy(shape, l.Shape(a.Length))
 	copy(strides, l.Strides(1))
-	h := ffi.NewHandle(&exported{arr: src, block: block})
+	h := ffi.NewHandle(&exported{arr: src, block: block, leak: leak.Track(leak.DLPackExport)})
 	t := Tensor{
 		Data: uintptr(data), Device: dev, Ndim: int32(ndim), Dtype: l.dtype,
 		Shape: uintptr(unsafe.Pointer(&shape[0])), Strides: uintptr(unsafe.Pointer(&strides[0])),
@@ -281,7 +283,6 @@ func export(a *cdevice.DeviceArray, versioned bool, opts []ExportOption) (unsafe
 	exportTable.Lock()
 	exportTable.live[uintptr(block)] = h
 	exportTable.Unlock()
-	liveExports.Add(1)
 	return block, nil
 }
 

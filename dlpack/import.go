@@ -14,6 +14,7 @@ import (
 	"github.com/purearrow/cdevice/abi"
 	"github.com/purearrow/cdevice/device"
 	"github.com/purearrow/cdevice/internal/ffi"
+	"github.com/purearrow/cdevice/internal/leak"
 	"github.com/purearrow/cdevice/internal/ndarray"
 )
 
@@ -56,11 +57,11 @@ func WithType(dt arrow.DataType) ImportOption {
 type owned struct {
 	self, deleter uintptr
 	once          sync.Once
+	leak          leak.Object
 }
 
 func own(self, deleter uintptr) *owned {
-	liveImports.Add(1)
-	return &owned{self: self, deleter: deleter}
+	return &owned{self: self, deleter: deleter, leak: leak.Track(leak.DLPackImport)}
 }
 
 func (o *owned) release() {
@@ -68,7 +69,7 @@ func (o *owned) release() {
 		if o.deleter != 0 {
 			ffi.Call1(o.deleter, o.self)
 		}
-		liveImports.Add(-1)
+		o.leak.Done()
 	})
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/purearrow/cdevice/abi"
 	"github.com/purearrow/cdevice/device"
 	"github.com/purearrow/cdevice/internal/ffi"
+	"github.com/purearrow/cdevice/internal/leak"
 )
 
 // An exporter is the Go side of a stream we exported; its callbacks are
@@ -24,6 +25,14 @@ type exporter struct {
 	stop     func()
 	lastErr  unsafe.Pointer // C string from the last failed call, or nil
 	released bool
+	leak     leak.Object
+}
+
+// start counts the export as live and returns its handle, the stream's
+// private_data.
+func (e *exporter) start() uintptr {
+	e.leak = leak.Track(leak.ExportedStream)
+	return uintptr(ffi.NewHandle(e))
 }
 
 // A batch is what an exporter hands out: a record batch for an
@@ -100,6 +109,7 @@ func (e *exporter) release(handle uintptr) {
 	e.stop()
 	e.clearError()
 	ffi.Handle(handle).Delete()
+	e.leak.Done()
 }
 
 // streamCallbacks are the four C functions of one kind of exported stream.
@@ -210,7 +220,7 @@ func ExportReader(rdr array.RecordReader, out *abi.ArrayStream) error {
 		GetNext:      cb.getNext.Ptr(),
 		GetLastError: cb.getLastError.Ptr(),
 		Release:      cb.release.Ptr(),
-		PrivateData:  uintptr(ffi.NewHandle(e)),
+		PrivateData:  e.start(),
 	}
 	return nil
 }
@@ -268,7 +278,7 @@ func exportDeviceStream(sc *arrow.Schema, deviceType abi.DeviceType, batches ite
 		GetNext:      cb.getNext.Ptr(),
 		GetLastError: cb.getLastError.Ptr(),
 		Release:      cb.release.Ptr(),
-		PrivateData:  uintptr(ffi.NewHandle(e)),
+		PrivateData:  e.start(),
 	}
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/purearrow/cdevice"
 	"github.com/purearrow/cdevice/abi"
 	"github.com/purearrow/cdevice/internal/ffi"
+	"github.com/purearrow/cdevice/internal/leak"
 )
 
 // A cstream is an imported stream of either kind: our copy of the C struct
@@ -26,11 +27,13 @@ type cstream struct {
 	empties                                   int
 	refs                                      atomic.Int64
 	direct                                    *exporter
+	leak                                      leak.Object
 }
 
 func (c *cstream) init(self unsafe.Pointer, getSchema, getNext, getLastError, release, privateData uintptr, ours bool, opts []Option) error {
 	*c = cstream{self: self, getSchema: getSchema, getNext: getNext, getLastError: getLastError, release: release, cfg: newConfig(opts)}
 	c.refs.Store(1)
+	c.leak = leak.Track(leak.ImportedStream)
 	if getSchema == 0 || getNext == 0 {
 		c.releaseC()
 		return fmt.Errorf("%w: the stream's get_schema or get_next is NULL", cdevice.ErrInvalid)
@@ -96,7 +99,10 @@ func (c *cstream) drop() bool {
 	return true
 }
 
-func (c *cstream) releaseC() { ffi.Call(c.release, uintptr(c.self)) }
+func (c *cstream) releaseC() {
+	ffi.Call(c.release, uintptr(c.self))
+	c.leak.Done()
+}
 
 // bounded runs read, which may block in the producer's get_next, so that
 // the caller has ctx's error as soon as ctx is done. An abandoned read goes

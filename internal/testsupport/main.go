@@ -1,6 +1,7 @@
 package testsupport
 
 import (
+	"flag"
 	"fmt"
 	"os"
 	"runtime"
@@ -12,15 +13,23 @@ import (
 	"github.com/purearrow/cdevice/internal/ffi"
 )
 
+// leakTrace turns on cdevice.TraceLeaks for the whole test binary, so that
+// a failed leak check names where each object still held was made.
+var leakTrace = flag.Bool("cdevice.leaktrace", os.Getenv("CDEVICE_LEAK_TRACE") == "1",
+	"record where every exported, imported and device object is made, and name them if the leak check fails (also CDEVICE_LEAK_TRACE=1)")
+
 // Main is a test binary's TestMain: it runs the tests with identity
 // imports off, so every round trip drives the full C import path (tests
 // of identity imports turn them on, see ForEachIdentity), and then fails
 // the binary if anything is still held: cdevice.LiveLeaks (exports,
 // imports, device arrays and allocations, handles, C heap blocks, callback
 // panics) or whatever a package's own checks report (a message; "" when
-// nothing is held).
+// nothing is held). With -cdevice.leaktrace (or CDEVICE_LEAK_TRACE=1) the
+// failure names the stack that made each object still held.
 func Main(m *testing.M, checks ...func() string) {
 	cdevice.SetIdentityImports(false)
+	flag.Parse()
+	cdevice.TraceLeaks(*leakTrace)
 	code := m.Run()
 	cdevice.TrimMemoryCache() // cached blocks are not leaks, but give them back
 	if code == 0 {
@@ -42,6 +51,11 @@ func settledLeaks(checks []func() string) string {
 			msgs = append(msgs, l.String())
 			if _, last := ffi.Panics(); last != "" {
 				msgs = append(msgs, "last callback panic: "+last)
+			}
+			if sites := cdevice.LeakSites(); len(sites) > 0 {
+				msgs = append(msgs, "still held:\n"+strings.Join(sites, "\n"))
+			} else if !*leakTrace {
+				msgs = append(msgs, "run with -cdevice.leaktrace (or CDEVICE_LEAK_TRACE=1) to see where each was made")
 			}
 		}
 		for _, c := range checks {
