@@ -3,10 +3,14 @@ package cdevice
 import (
 	"errors"
 	"fmt"
+
+	"github.com/purearrow/cdevice/device"
 )
 
-// Sentinel errors. Every error this package returns wraps one of them, so
-// callers can test with errors.Is.
+// Sentinel errors. Every error this package returns wraps one of them (or,
+// from a call given a context, the context's error), so callers can test
+// with errors.Is. The README's error table lists every package's
+// sentinels.
 var (
 	// ErrInvalid: a struct from C breaks the interface's rules (null pointer
 	// where one is required, wrong buffer or child count for the type,
@@ -16,8 +20,14 @@ var (
 	ErrReleased = errors.New("cdevice: struct already released")
 	// ErrUnsupported: a valid type or feature this package does not handle.
 	ErrUnsupported = errors.New("cdevice: unsupported")
-	// ErrNoDevice: the array lives on a device with no loaded backend.
-	ErrNoDevice = errors.New("cdevice: no device backend")
+	// ErrNoDevice: the array lives on a device that no loaded backend owns
+	// (no runtime for its device type, or no such device id). It is
+	// device.ErrUnknownDevice, so device.Lookup's errors match it too.
+	ErrNoDevice = device.ErrUnknownDevice
+	// ErrRuntime: a device runtime call failed (allocation, copy, event,
+	// stream); errors.As with a *device.RuntimeError gives the call, the
+	// runtime's code and its message. It is device.ErrRuntime.
+	ErrRuntime = device.ErrRuntime
 )
 
 func invalidf(format string, args ...any) error {

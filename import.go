@@ -195,7 +195,7 @@ func ImportDeviceArray(arr *abi.DeviceArray, schema *abi.Schema, opts ...ImportO
 	}
 	dev, err := device.Lookup(arr.DeviceType, arr.DeviceID)
 	if err != nil {
-		return fail(fmt.Errorf("%w: %w", ErrNoDevice, err))
+		return fail(err) // wraps ErrNoDevice
 	}
 	cfg := applyImportOptions(opts)
 	if !dev.HostAccessible() {

@@ -19,7 +19,7 @@ var (
 	// ErrRuntime: a runtime call failed; see RuntimeError for the code.
 	ErrRuntime = errors.New("device: runtime call failed")
 	// ErrUnknownDevice: no registered backend owns a (device type, id).
-	ErrUnknownDevice = errors.New("device: no backend for device")
+	ErrUnknownDevice = errors.New("device: no loaded backend for the device")
 )
 
 // A RuntimeError is a failed runtime call: which call, the runtime's numeric

@@ -183,7 +183,7 @@ func describe(t *Tensor) (*tensorDesc, error) {
 	}
 	dev, err := device.Lookup(at, d.devID)
 	if err != nil {
-		return nil, fmt.Errorf("%w: dlpack: %w", cdevice.ErrNoDevice, err)
+		return nil, fmt.Errorf("dlpack: %w", err) // wraps cdevice.ErrNoDevice
 	}
 	d.dev = dev
 	return d, nil
