@@ -425,7 +425,13 @@ func TestHelperProcess(t *testing.T) {
 // runHelper runs Discover in a fresh process with env added.
 func runHelper(tb testing.TB, env ...string) helperOutput {
 	tb.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$", "-test.count=1")
+	name, args := os.Args[0], []string{"-test.run=^TestHelperProcess$", "-test.count=1"}
+	// Under qemu-user without binfmt_misc the child needs go test's -exec
+	// wrapper too; CI names it (CDEVICE_TEST_EXEC=qemu-arm-static).
+	if wrapper := strings.Fields(os.Getenv("CDEVICE_TEST_EXEC")); len(wrapper) > 0 {
+		name, args = wrapper[0], append(append(wrapper[1:], name), args...)
+	}
+	cmd := exec.Command(name, args...)
 	cmd.Env = append(os.Environ(), helperEnv+"=1", EnvDevice+"=")
 	cmd.Env = append(cmd.Env, env...)
 	b, err := cmd.CombinedOutput()

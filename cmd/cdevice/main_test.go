@@ -4,46 +4,32 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/purearrow/cdevice/internal/testsupport"
 )
 
-// The cdevice binary, built once per test binary by TestMain as a user
-// would build it (CGO_ENABLED=0).
-var (
-	binPath  string
-	buildErr error
-)
+// The tests run the command as a user would, as a child process: this test
+// binary, which is the cdevice command when mainEnv is set (one build for
+// tests and child, with go test's flags, for any GOARCH).
+const mainEnv = "CDEVICE_TEST_MAIN"
 
+// execEnv names a wrapper that runs this package's binaries, as go test
+// -exec does: under qemu-user without binfmt_misc, the child needs it too
+// (CI sets CDEVICE_TEST_EXEC=qemu-arm-static for its arm run).
+const execEnv = "CDEVICE_TEST_EXEC"
+
+// TestMain runs the command when it is the child, else the tests, then
+// fails the binary if anything is still held across the C boundary.
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "cdevice-cmd-test")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+	if os.Getenv(mainEnv) == "1" {
+		main()
 	}
-	binPath = filepath.Join(dir, "cdevice")
-	cmd := exec.Command("go", "build", "-o", binPath, ".")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
-
-// buildCommand returns the cdevice binary that TestMain built.
-func buildCommand(t *testing.T) string {
-	t.Helper()
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return binPath
+	testsupport.Main(m)
 }
 
 // A result is one run of the binary.
@@ -52,12 +38,16 @@ type result struct {
 	code           int
 }
 
-// runCommand runs the binary with args and extra environment, as a user
+// runCommand runs the command with args and extra environment, as a user
 // would, and returns what it printed and its exit status.
 func runCommand(t *testing.T, env []string, args ...string) result {
 	t.Helper()
-	cmd := exec.Command(buildCommand(t), args...)
-	cmd.Env = append(os.Environ(), env...)
+	name := os.Args[0]
+	if wrapper := strings.Fields(os.Getenv(execEnv)); len(wrapper) > 0 {
+		name, args = wrapper[0], append(append(wrapper[1:], name), args...)
+	}
+	cmd := exec.Command(name, args...)
+	cmd.Env = append(append(os.Environ(), mainEnv+"=1"), env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
@@ -83,7 +73,7 @@ var nothingInstalled = []string{"CDEVICE_CUDA_LIBRARY=/nonexistent", "CDEVICE_HI
 // the CPU first.
 func availableDevices(t *testing.T, env ...string) []string {
 	t.Helper()
-	r := runJSON(t, buildCommand(t), env...)
+	r := runJSON(t, env...)
 	specs := []string{"cpu"}
 	for _, b := range r.Backends {
 		for _, d := range b.Devices {
@@ -107,24 +97,19 @@ type report struct {
 	DefaultReason string `json:"default_reason"`
 }
 
-func runJSON(t *testing.T, bin string, env ...string) report {
+func runJSON(t *testing.T, env ...string) report {
 	t.Helper()
-	cmd := exec.Command(bin, "devices", "--json")
-	cmd.Env = append(os.Environ(), env...)
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("cdevice devices --json: %v\n%s", err, out)
+	res := runCommand(t, env, "devices", "--json")
+	if res.code != 0 {
+		t.Fatalf("cdevice devices --json: exit %d\n%s", res.code, res.stderr)
 	}
 	var r report
-	if err := json.Unmarshal(out, &r); err != nil {
-		t.Fatalf("output is not JSON: %v\n%s", err, out)
-	}
+	decode(t, res, &r)
 	return r
 }
 
 func TestDevicesJSON(t *testing.T) {
-	bin := buildCommand(t)
-	r := runJSON(t, bin)
+	r := runJSON(t)
 	names := map[string]bool{}
 	for _, b := range r.Backends {
 		names[b.Name] = true
@@ -142,7 +127,7 @@ func TestDevicesJSON(t *testing.T) {
 	}
 
 	// Nothing installed: every backend says why, and the default is the CPU.
-	none := runJSON(t, bin, nothingInstalled...)
+	none := runJSON(t, nothingInstalled...)
 	for _, b := range none.Backends {
 		if b.Available || !strings.Contains(b.Reason, "/nonexistent") {
 			t.Errorf("%s with nothing installed: available=%v reason %q", b.Name, b.Available, b.Reason)
@@ -157,8 +142,7 @@ func TestDevicesJSON(t *testing.T) {
 // library, reports hipErrorNoDevice (100), and with CUDA and OpenCL out of
 // the way the default falls back to the CPU, saying why.
 func TestHIPNoDeviceFallsBackToCPU(t *testing.T) {
-	bin := buildCommand(t)
-	r := runJSON(t, bin, "CDEVICE_CUDA_LIBRARY=/nonexistent", "CDEVICE_OPENCL_LIBRARY=/nonexistent")
+	r := runJSON(t, "CDEVICE_CUDA_LIBRARY=/nonexistent", "CDEVICE_OPENCL_LIBRARY=/nonexistent")
 	for _, b := range r.Backends {
 		if b.Name != "hip" {
 			continue
@@ -176,14 +160,13 @@ func TestHIPNoDeviceFallsBackToCPU(t *testing.T) {
 }
 
 func TestDevicesText(t *testing.T) {
-	bin := buildCommand(t)
-	out, err := exec.Command(bin, "devices").Output()
-	if err != nil {
-		t.Fatalf("%v\n%s", err, out)
+	r := runCommand(t, nil, "devices")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
 	for _, want := range []string{"BACKEND", "cuda", "hip", "opencl", "DEVICE", "cpu", "default: "} {
-		if !strings.Contains(string(out), want) {
-			t.Errorf("output lacks %q:\n%s", want, out)
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, r.stdout)
 		}
 	}
 }

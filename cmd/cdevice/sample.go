@@ -1,13 +1,17 @@
 package main
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"math/big"
 	"reflect"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/apache/arrow-go/v18/arrow/decimal256"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
@@ -142,7 +146,7 @@ func sampleBatch(mem memory.Allocator, repeat int) (arrow.RecordBatch, error) {
 		if err != nil {
 			return nil, fmt.Errorf("sample column %s (%s): %w", c.name, c.typ, err)
 		}
-		a, _, err := array.FromJSON(mem, c.typ, strings.NewReader(js))
+		a, err := fromJSON(mem, c.typ, js)
 		if err != nil {
 			return nil, fmt.Errorf("sample column %s (%s): %w", c.name, c.typ, err)
 		}
@@ -180,6 +184,74 @@ func repeatJSON(c sampleColumn, n int) (string, error) {
 	out = append(out, vals[c.skip+sampleRows:]...)
 	b, err := json.Marshal(out)
 	return string(b), err
+}
+
+// fromJSON is array.FromJSON, except that decimal128 and decimal256 values
+// are parsed here: arrow-go's decimal128/256.FromBigInt read big.Int's words
+// as 64-bit, so on 32-bit targets (386, arm) they build wrong values and
+// decimal256 panics (index out of range [4] with length 4).
+func fromJSON(mem memory.Allocator, typ arrow.DataType, js string) (arrow.Array, error) {
+	var width int
+	switch typ.ID() {
+	case arrow.DECIMAL128:
+		width = 16
+	case arrow.DECIMAL256:
+		width = 32
+	default:
+		a, _, err := array.FromJSON(mem, typ, strings.NewReader(js))
+		return a, err
+	}
+	var vals []*string
+	if err := json.Unmarshal([]byte(js), &vals); err != nil {
+		return nil, fmt.Errorf("want a JSON array of decimal strings and nulls: %w", err)
+	}
+	dt := typ.(arrow.DecimalType)
+	b := array.NewBuilder(mem, typ)
+	defer b.Release()
+	for _, v := range vals {
+		if v == nil {
+			b.AppendNull()
+			continue
+		}
+		limbs, err := decimalLimbs(*v, dt.GetPrecision(), dt.GetScale(), width)
+		if err != nil {
+			return nil, err
+		}
+		if width == 16 {
+			b.(*array.Decimal128Builder).Append(decimal128.New(int64(limbs[0]), limbs[1]))
+		} else {
+			b.(*array.Decimal256Builder).Append(decimal256.New(limbs[0], limbs[1], limbs[2], limbs[3]))
+		}
+	}
+	return b.NewArray(), nil
+}
+
+// decimalLimbs returns the decimal string s at scale as a width-byte two's
+// complement integer in 64-bit limbs, most significant first. It goes
+// through bytes, never big.Word, so it is the same on every word size.
+func decimalLimbs(s string, prec, scale int32, width int) ([]uint64, error) {
+	r, ok := new(big.Rat).SetString(s)
+	if !ok {
+		return nil, fmt.Errorf("%q is not a decimal number", s)
+	}
+	pow := new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(scale)), nil)
+	r.Mul(r, new(big.Rat).SetInt(pow))
+	if !r.IsInt() {
+		return nil, fmt.Errorf("%q has more than %d digits after the point", s, scale)
+	}
+	v := r.Num()
+	if limit := new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(prec)), nil); new(big.Int).Abs(v).Cmp(limit) >= 0 {
+		return nil, fmt.Errorf("%q does not fit in precision %d", s, prec)
+	}
+	if v.Sign() < 0 {
+		v.Add(v, new(big.Int).Lsh(big.NewInt(1), uint(8*width)))
+	}
+	buf := v.FillBytes(make([]byte, width))
+	limbs := make([]uint64, width/8)
+	for i := range limbs {
+		limbs[i] = binary.BigEndian.Uint64(buf[8*i:])
+	}
+	return limbs, nil
 }
 
 // emptyBatch is a batch of schema sc with no rows, as builders make it.
