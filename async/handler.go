@@ -7,6 +7,7 @@ import (
 	"iter"
 	"runtime"
 	"sync"
+	"time"
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -30,12 +31,16 @@ type Handler struct {
 
 	// calling is held (read) around every call into the producer and
 	// (write) by release, so the producer is never called once released:
-	// it frees itself then. It is not mu, because the producer may call
-	// on_error from within cancel, and that takes mu.
+	// it frees itself then; and (write) by Cancel while it sets cancelled,
+	// so no request is in flight once the producer hears of the cancel.
+	// It is not mu, because the producer may call on_error from within
+	// cancel, and that takes mu.
 	calling  sync.RWMutex
 	producer uintptr // *ArrowAsyncProducer; 0 once released (under calling)
 
 	mu        sync.Mutex
+	inCalls   int           // calls into the producer in flight
+	idle      chan struct{} // closed when inCalls drops to 0, for endOfStream
 	sc        *arrow.Schema
 	schemaErr error
 	addMD     arrow.Metadata
@@ -205,31 +210,78 @@ func (h *Handler) consumed() {
 
 // request asks the producer for n more tasks, unless the stream is over.
 func (h *Handler) request(n int64) {
-	h.mu.Lock()
-	over := h.ended || h.cancelled
-	h.mu.Unlock()
-	if !over {
-		h.callProducer(func(p *abi.AsyncProducer, pp uintptr) {
-			ffi.Call(p.Request, ffi.AppendUint64([]uintptr{pp}, uint64(n))...)
-		})
-	}
+	h.callProducer(false, func(p *abi.AsyncProducer, pp uintptr) {
+		ffi.Call(p.Request, ffi.AppendUint64([]uintptr{pp}, uint64(n))...)
+	})
 }
 
-// callProducer runs f on the producer unless it was released.
-func (h *Handler) callProducer(f func(p *abi.AsyncProducer, pp uintptr)) {
+// callProducer runs f on the producer unless it was released or the
+// stream is over: after the end (on_next_task(NULL)) or on_error, and for
+// request after Cancel too. The spec keeps the producer valid until
+// release, but arrow-go's (v18.8.0) tears itself down as soon as its
+// stream ends, before it calls release: so once the stream is over
+// nothing of the producer is called, and endOfStream waits for the calls
+// already in flight.
+func (h *Handler) callProducer(cancel bool, f func(p *abi.AsyncProducer, pp uintptr)) {
 	h.calling.RLock()
 	defer h.calling.RUnlock()
-	if h.producer != 0 {
-		f((*abi.AsyncProducer)(abi.Pointer(h.producer)), h.producer)
+	h.mu.Lock()
+	if h.producer == 0 || h.ended || h.released || (h.cancelled && !cancel) {
+		h.mu.Unlock()
+		return
+	}
+	h.inCalls++
+	h.mu.Unlock()
+	defer func() {
+		h.mu.Lock()
+		if h.inCalls--; h.inCalls == 0 && h.idle != nil {
+			close(h.idle)
+			h.idle = nil
+		}
+		h.mu.Unlock()
+	}()
+	f((*abi.AsyncProducer)(abi.Pointer(h.producer)), h.producer)
+}
+
+// endWait bounds how long on_next_task(NULL) waits for calls into the
+// producer in flight.
+const endWait = 100 * time.Millisecond
+
+// endOfStream is on_next_task(NULL). Before it returns, it waits for the
+// request and cancel calls in flight (which passed callProducer's check
+// before the end arrived) to return: arrow-go's producer closes the
+// channel its request sends on, and frees itself, right after this
+// returns. The wait is bounded, not the lock that release takes: a
+// producer that holds a lock of its own around its callbacks and in
+// request (legal) holds it now, so such a call cannot return until this
+// one has; that costs it endWait, where waiting for good would deadlock.
+// (on_error cannot wait at all: a producer may call it synchronously from
+// within request or cancel.)
+func (h *Handler) endOfStream() {
+	h.mu.Lock()
+	h.ended = true
+	var idle chan struct{}
+	if h.inCalls > 0 {
+		if h.idle == nil {
+			h.idle = make(chan struct{})
+		}
+		idle = h.idle
+	}
+	h.mu.Unlock()
+	h.signal()
+	if idle != nil {
+		t := time.NewTimer(endWait)
+		defer t.Stop()
+		select {
+		case <-idle:
+		case <-t.C:
+		}
 	}
 }
 
 func (h *Handler) onNextTask(task, md uintptr) uintptr {
 	if task == 0 { // the end of the stream
-		h.mu.Lock()
-		h.ended = true
-		h.mu.Unlock()
-		h.signal()
+		h.endOfStream()
 		return 0
 	}
 	if (*abi.AsyncTask)(abi.Pointer(task)).ExtractData == 0 {
@@ -237,14 +289,16 @@ func (h *Handler) onNextTask(task, md uintptr) uintptr {
 	}
 	meta, err := cdevice.DecodeMetadata(abi.Pointer(md))
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	if err != nil || h.cancelled {
+		h.mu.Unlock()
+		// Not under mu: extract_data may call on_error.
 		discard((*abi.AsyncTask)(abi.Pointer(task)))
 		if err != nil {
 			return codeEINVAL
 		}
 		return 0
 	}
+	defer h.mu.Unlock()
 	q := queued{task: new(abi.AsyncTask), md: meta}
 	*q.task = *(*abi.AsyncTask)(abi.Pointer(task)) // valid only during this call
 	h.queue = append(h.queue, q)
@@ -252,11 +306,17 @@ func (h *Handler) onNextTask(task, md uintptr) uintptr {
 	return 0
 }
 
-// discard gives a task back unread: extract_data with a NULL out, exactly
-// once, as this project's consumers do.
+// discard gives a task back unread: extract_data, exactly once, into a
+// scratch struct whose array it releases at once. Not a NULL out: the spec
+// does not provide for one, and arrow-go's extract_data writes through it.
 func discard(t *abi.AsyncTask) {
-	if t.ExtractData != 0 {
-		ffi.Call(t.ExtractData, uintptr(unsafe.Pointer(t)), 0)
+	if t.ExtractData == 0 {
+		return
+	}
+	out := cdevice.New[abi.DeviceArray]()
+	defer cdevice.Free(out)
+	if ffi.Call(t.ExtractData, uintptr(unsafe.Pointer(t)), uintptr(unsafe.Pointer(out))) == 0 && out.Array.Release != 0 {
+		ffi.Call(out.Array.Release, uintptr(unsafe.Pointer(&out.Array)))
 	}
 }
 
@@ -381,23 +441,31 @@ func (h *Handler) All(ctx context.Context) iter.Seq2[Batch, error] {
 	}
 }
 
-// Cancel asks the producer to stop (once; later calls do nothing) and gives
-// back the tasks queued so far; tasks still arriving are given back too.
+// Cancel asks the producer to stop (once; later calls do nothing, and
+// after the end of the stream or an error there is nothing to stop) and
+// gives back the tasks queued so far; tasks still arriving are given back
+// too.
 func (h *Handler) Cancel() {
+	// calling too: a request in flight returns before the producer hears
+	// of the cancel (arrow-go's stops reading requests then), and none
+	// starts after it.
+	h.calling.Lock()
 	h.mu.Lock()
 	if h.cancelled || h.released {
 		h.mu.Unlock()
+		h.calling.Unlock()
 		return
 	}
 	h.cancelled = true // from now on arriving tasks are given back at once
 	queue := h.queue
 	h.queue = nil
 	h.mu.Unlock()
+	h.calling.Unlock()
 	for _, q := range queue {
 		discard(q.task)
 	}
 	// Not under mu: cancel may call on_error synchronously.
-	h.callProducer(func(p *abi.AsyncProducer, pp uintptr) { ffi.Call(p.Cancel, pp) })
+	h.callProducer(true, func(p *abi.AsyncProducer, pp uintptr) { ffi.Call(p.Cancel, pp) })
 	h.signal()
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"iter"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"unsafe"
 
@@ -20,18 +21,35 @@ import (
 // A producer is the Go side of an ArrowAsyncProducer we drive a handler
 // with. request and cancel only change its state and wake Produce, which
 // makes every handler call itself, on its own goroutine.
+//
+// The C struct c outlives Produce: a consumer may call request or cancel
+// for as long as it holds a task of ours, even after the end of the stream
+// and after its handler's release returned (arrow-go's handler does: its
+// task goroutine calls request(1) before each extract_data, on tasks still
+// queued when release ran). So c, with the handle behind its private_data,
+// is freed when the last of these references goes: Produce's own (dropped
+// after the handler's release) and one per task handed out and not yet
+// extracted. Until then request and cancel after the end are no-ops.
 type producer struct {
 	c    *abi.AsyncProducer // off the Go heap: the consumer keeps it
 	h    *abi.AsyncDeviceStreamHandler
 	md   arrow.Metadata
 	mdC  unsafe.Pointer
 	wake chan struct{}
+	refs atomic.Int64 // Produce + tasks not yet extracted; c is freed at 0
 
 	mu        sync.Mutex
 	credits   int64
 	badN      int64 // a request(n <= 0) to report, or 0
 	cancelled bool
-	ended     bool // after the last on_next_task: requests are no-ops
+	ended     bool // after the last on_next_task: request and cancel are no-ops
+}
+
+// A task is what an ArrowAsyncTask's private_data handle holds: the batch
+// it hands over and the producer it keeps alive.
+type task struct {
+	b *cdevice.DeviceRecordBatch
+	p *producer
 }
 
 var (
@@ -89,23 +107,53 @@ func (p *producer) request(n int64) {
 func (p *producer) cancel() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.cancelled = true
-	p.poke()
+	if !p.ended {
+		p.cancelled = true
+		p.poke()
+	}
+}
+
+// unref drops a reference to p (see producer); the last one frees the C
+// struct, exactly once.
+func (p *producer) unref() {
+	if p.refs.Add(-1) != 0 {
+		return
+	}
+	ffi.Handle(p.c.PrivateData).Delete()
+	cdevice.Free(p.c)
+	ffi.Free(p.mdC)
+}
+
+// newTask wraps b in a task handle, a reference to p.
+func (p *producer) newTask(b *cdevice.DeviceRecordBatch) ffi.Handle {
+	p.refs.Add(1)
+	return ffi.NewHandle(&task{b: b, p: p})
+}
+
+// dropTask takes back a task the consumer refused, unless it extracted
+// it after all.
+func dropTask(th ffi.Handle) {
+	if v, ok := th.Delete(); ok {
+		k := v.(*task)
+		k.b.Release()
+		k.p.unref()
+	}
 }
 
 // extract hands a task's batch over (exactly once; a NULL out discards it).
 func extract(t *abi.AsyncTask, out uintptr) uintptr {
 	v, ok := ffi.Handle(t.PrivateData).Delete()
-	b, _ := v.(*cdevice.DeviceRecordBatch)
-	if !ok || b == nil {
+	k, _ := v.(*task)
+	if !ok || k == nil {
 		return codeEINVAL // a second call, or not our task
 	}
 	t.PrivateData = 0
-	defer b.Release() // an export holds its own reference
+	defer k.p.unref()   // last: it may free the producer
+	defer k.b.Release() // an export holds its own reference
 	if out == 0 {
 		return 0
 	}
-	if err := b.Export((*abi.DeviceArray)(abi.Pointer(out)), nil); err != nil {
+	if err := k.b.Export((*abi.DeviceArray)(abi.Pointer(out)), nil); err != nil {
 		return uintptr(codeEIO)
 	}
 	return 0
@@ -117,6 +165,10 @@ func extract(t *abi.AsyncTask, out uintptr) uintptr {
 // on_next_task only as far as the handler has requested (blocking, not
 // spinning, while nothing is requested), each task's extract_data handing
 // over its batch with its sync event, then on_next_task(NULL) and release.
+//
+// The ArrowAsyncProducer it populates outlives the handler's release for
+// as long as the consumer holds a task not yet extracted (request and
+// cancel then do nothing), and is freed with the last one.
 //
 // It returns once the handler is released: nil when the stream ended or the
 // handler cancelled it; the source's error or ctx's, reported through
@@ -144,8 +196,8 @@ func Produce(ctx context.Context, sc *arrow.Schema, deviceType abi.DeviceType,
 	if err := p.sendSchema(sc); err != nil {
 		return err
 	}
-	task := cdevice.New[abi.AsyncTask]() // the consumer copies it during on_next_task
-	defer cdevice.Free(task)
+	ct := cdevice.New[abi.AsyncTask]() // the consumer copies it during on_next_task
+	defer cdevice.Free(ct)
 	// Pull a batch only once one is requested: a cancel then wastes no copy,
 	// and the end of the stream arrives on a requested slot too.
 	next, stopSource := iter.Pull2(batches)
@@ -168,12 +220,10 @@ func Produce(ctx context.Context, sc *arrow.Schema, deviceType abi.DeviceType,
 			p.onError(errorCode(err), err)
 			return err
 		}
-		th := ffi.NewHandle(b)
-		*task = abi.AsyncTask{ExtractData: extractCB.Ptr(), PrivateData: uintptr(th)}
-		if rc := int32(ffi.Call(h.OnNextTask, p.hp(), uintptr(unsafe.Pointer(task)), 0)); rc != 0 {
-			if v, ok := th.Delete(); ok { // never extracted: the consumer dropped it
-				v.(*cdevice.DeviceRecordBatch).Release()
-			}
+		th := p.newTask(b)
+		*ct = abi.AsyncTask{ExtractData: extractCB.Ptr(), PrivateData: uintptr(th)}
+		if rc := int32(ffi.Call(h.OnNextTask, p.hp(), uintptr(unsafe.Pointer(ct)), 0)); rc != 0 {
+			dropTask(th) // unless extracted, the consumer dropped it
 			return &ConsumerError{Callback: "on_next_task", Code: int(rc)}
 		}
 	}
@@ -201,19 +251,19 @@ func (p *producer) start(deviceType abi.DeviceType) {
 		}
 	}
 	p.c.PrivateData = uintptr(ffi.NewHandle(p))
+	p.refs.Store(1) // Produce's, until finish
 	p.h.Producer = uintptr(unsafe.Pointer(p.c))
 }
 
-// finish releases the handler, then frees the producer, which the handler
-// may use until its release returns.
+// finish releases the handler, then drops Produce's reference to the
+// producer, which the consumer may use until its release returns and for
+// as long as it holds a task of ours.
 func (p *producer) finish() {
 	p.mu.Lock()
 	p.ended = true
 	p.mu.Unlock()
 	ffi.Call(p.h.Release, p.hp())
-	ffi.Handle(p.c.PrivateData).Delete()
-	cdevice.Free(p.c)
-	ffi.Free(p.mdC)
+	p.unref()
 }
 
 func (p *producer) sendSchema(sc *arrow.Schema) error {

@@ -1137,3 +1137,271 @@ void as_consumer_free(struct as_consumer *c)
 	free(c->q);
 	free(c);
 }
+
+/* ---- a late consumer ------------------------------------------------------------ */
+
+/*
+ * as_late_* is a consumer that uses the producer for as long as the spec
+ * lets it, the way arrow-go's handler (v18.8.0) does: a worker thread calls
+ * request(producer, 1) before it extracts each queued task, and goes on
+ * doing so after the end of the stream and after the handler's release has
+ * returned, adding a cancel there too. It also calls request and cancel
+ * from on_next_task(NULL) (after the end) and from release. All of these
+ * are legal while a task of the producer is not yet extracted (the
+ * producer must stay valid, and after the end they must do nothing); it
+ * makes no call after its last extract_data. With hold set, the worker
+ * starts only once release has returned, so every one of its calls comes
+ * after release. on_next_task requests one more task for each it queues,
+ * so the producer never waits for the worker.
+ */
+struct as_late {
+	struct ArrowAsyncDeviceStreamHandler h; /* handed to the producer */
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct ArrowAsyncProducer *prod; /* seen at on_schema; kept after release */
+	struct ArrowAsyncTask *q;        /* ring buffer of tasks */
+	size_t qcap, qhead, qlen;
+	int64_t chunk;
+	int hold, released, saw_end, worker_done, error_code;
+	int64_t queued, checked, rows, after_release, problems;
+	char problem[512];
+	pthread_t worker;
+};
+
+/* as_lproblem records a breach; c->mu held. */
+static void as_lproblem(struct as_late *c, const char *fmt, ...)
+{
+	va_list ap;
+	if (c->problems++ == 0) {
+		va_start(ap, fmt);
+		vsnprintf(c->problem, sizeof c->problem, fmt, ap);
+		va_end(ap);
+	}
+}
+
+static struct as_late *as_late_of(struct ArrowAsyncDeviceStreamHandler *h) { return h->private_data; }
+
+static int as_late_on_schema(struct ArrowAsyncDeviceStreamHandler *h, struct ArrowSchema *s)
+{
+	struct as_late *c = as_late_of(h);
+	struct ArrowAsyncProducer *p = h->producer;
+	char why[256];
+	pthread_mutex_lock(&c->mu);
+	if (as_check_schema(s, why, sizeof why) != 0)
+		as_lproblem(c, "%s", why);
+	if (p == NULL)
+		as_lproblem(c, "handler->producer not populated before on_schema");
+	c->prod = p;
+	pthread_mutex_unlock(&c->mu);
+	if (s != NULL && s->release != NULL)
+		s->release(s);
+	if (p == NULL)
+		return EINVAL;
+	p->request(p, c->chunk); /* allowed synchronously from on_schema */
+	return 0;
+}
+
+static int as_late_on_next_task(struct ArrowAsyncDeviceStreamHandler *h, struct ArrowAsyncTask *task, const char *meta)
+{
+	struct as_late *c = as_late_of(h);
+	struct ArrowAsyncProducer *p;
+	struct ArrowAsyncTask *nq;
+	size_t i;
+	(void)meta;
+	pthread_mutex_lock(&c->mu);
+	p = c->prod;
+	if (c->saw_end || c->released)
+		as_lproblem(c, "on_next_task after the end or release");
+	if (task == NULL) {
+		c->saw_end = 1;
+		pthread_mutex_unlock(&c->mu);
+		/* After the end: both must do nothing (allowed from on_next_task). */
+		p->request(p, 1);
+		p->cancel(p);
+		return 0;
+	}
+	if (c->qlen == c->qcap) {
+		nq = xcalloc(c->qcap ? 2 * c->qcap : 16, sizeof *nq);
+		for (i = 0; i < c->qlen; i++)
+			nq[i] = c->q[(c->qhead + i) % c->qcap];
+		free(c->q);
+		c->q = nq;
+		c->qhead = 0;
+		c->qcap = c->qcap ? 2 * c->qcap : 16;
+	}
+	c->q[(c->qhead + c->qlen) % c->qcap] = *task; /* valid only during this call */
+	c->qlen++;
+	c->queued++;
+	pthread_cond_broadcast(&c->cv);
+	pthread_mutex_unlock(&c->mu);
+	p->request(p, 1);
+	return 0;
+}
+
+static void as_late_on_error(struct ArrowAsyncDeviceStreamHandler *h, int code, const char *msg, const char *meta)
+{
+	struct as_late *c = as_late_of(h);
+	(void)meta;
+	pthread_mutex_lock(&c->mu);
+	as_lproblem(c, "on_error(%d, %s)", code, msg ? msg : "NULL");
+	if (c->error_code == 0)
+		c->error_code = code;
+	pthread_mutex_unlock(&c->mu);
+}
+
+static void as_late_release(struct ArrowAsyncDeviceStreamHandler *h)
+{
+	struct as_late *c = as_late_of(h);
+	struct ArrowAsyncProducer *p;
+	pthread_mutex_lock(&c->mu);
+	if (c->released)
+		as_lproblem(c, "release called twice");
+	p = c->prod;
+	pthread_mutex_unlock(&c->mu);
+	if (p != NULL) { /* the producer is valid until release returns */
+		p->request(p, 1);
+		p->cancel(p);
+	}
+	pthread_mutex_lock(&c->mu);
+	c->released = 1;
+	pthread_cond_broadcast(&c->cv);
+	pthread_mutex_unlock(&c->mu);
+}
+
+/* The worker: request(1) before each extract_data (and cancel too after
+ * release), to the last queued task, and nothing after it. */
+static void *as_late_run(void *arg)
+{
+	struct as_late *c = arg;
+	struct ArrowAsyncProducer *p;
+	struct ArrowAsyncTask t;
+	struct ArrowDeviceArray da;
+	char why[256];
+	int64_t b, len;
+	int rc, after, bad;
+	pthread_mutex_lock(&c->mu);
+	while (c->hold && !c->released)
+		pthread_cond_wait(&c->cv, &c->mu);
+	for (;;) {
+		while (c->qlen == 0 && !c->released)
+			pthread_cond_wait(&c->cv, &c->mu);
+		if (c->qlen == 0)
+			break; /* released, and every task extracted */
+		t = c->q[c->qhead];
+		c->qhead = (c->qhead + 1) % c->qcap;
+		c->qlen--;
+		b = c->checked;
+		p = c->prod;
+		after = c->released;
+		if (after)
+			c->after_release += 2;
+		pthread_mutex_unlock(&c->mu);
+		/* A task of p's is still held: p must be valid, and ignore these. */
+		p->request(p, 1);
+		if (after)
+			p->cancel(p);
+		memset(&da, 0, sizeof da);
+		rc = t.extract_data(&t, &da);
+		len = da.array.length;
+		bad = rc == 0 ? as_check_batch(&da, b, why, sizeof why) : 0;
+		if (rc == 0 && da.array.release != NULL)
+			da.array.release(&da.array);
+		pthread_mutex_lock(&c->mu);
+		if (rc != 0)
+			as_lproblem(c, "extract_data of batch %" PRId64 " returned %d", b, rc);
+		else if (bad)
+			as_lproblem(c, "%s", why);
+		c->checked++;
+		c->rows += len;
+	}
+	c->worker_done = 1;
+	pthread_cond_broadcast(&c->cv);
+	pthread_mutex_unlock(&c->mu);
+	return NULL;
+}
+
+/* as_late_new makes a late consumer that requests chunk tasks at on_schema;
+ * hold: its worker starts once release has returned. */
+struct as_late *as_late_new(intptr_t chunk, int hold)
+{
+	struct as_late *c;
+	if (chunk < 1)
+		return NULL;
+	c = xcalloc(1, sizeof *c);
+	pthread_mutex_init(&c->mu, NULL);
+	pthread_cond_init(&c->cv, NULL);
+	c->chunk = chunk;
+	c->hold = hold;
+	c->h.on_schema = as_late_on_schema;
+	c->h.on_next_task = as_late_on_next_task;
+	c->h.on_error = as_late_on_error;
+	c->h.release = as_late_release;
+	c->h.private_data = c;
+	if (pthread_create(&c->worker, NULL, as_late_run, c) != 0)
+		abort();
+	return c;
+}
+
+struct ArrowAsyncDeviceStreamHandler *as_late_handler(struct as_late *c) { return &c->h; }
+
+/* as_late_wait waits up to timeout_ms for release and for the worker to
+ * extract every task; 0, or ETIMEDOUT. */
+int as_late_wait(struct as_late *c, intptr_t timeout_ms)
+{
+	struct timespec ts;
+	int ok;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += (time_t)(timeout_ms / 1000);
+	ts.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&c->mu);
+	while (!c->worker_done)
+		if (pthread_cond_timedwait(&c->cv, &c->mu, &ts) == ETIMEDOUT)
+			break;
+	ok = c->worker_done;
+	pthread_mutex_unlock(&c->mu);
+	return ok ? 0 : ETIMEDOUT;
+}
+
+static int64_t as_late_get(struct as_late *c, const int64_t *field)
+{
+	int64_t v;
+	pthread_mutex_lock(&c->mu);
+	v = *field;
+	pthread_mutex_unlock(&c->mu);
+	return v;
+}
+
+/* Tasks queued, batches extracted and checked, their rows, request and
+ * cancel calls the worker made after release, and breaches seen. */
+intptr_t as_late_queued(struct as_late *c) { return as_late_get(c, &c->queued); }
+intptr_t as_late_batches(struct as_late *c) { return as_late_get(c, &c->checked); }
+intptr_t as_late_rows(struct as_late *c) { return as_late_get(c, &c->rows); }
+intptr_t as_late_after_release(struct as_late *c) { return as_late_get(c, &c->after_release); }
+intptr_t as_late_problems(struct as_late *c) { return as_late_get(c, &c->problems); }
+const char *as_late_problem(struct as_late *c) { return c->problem; }
+
+int as_late_saw_end(struct as_late *c)
+{
+	int v;
+	pthread_mutex_lock(&c->mu);
+	v = c->saw_end;
+	pthread_mutex_unlock(&c->mu);
+	return v;
+}
+
+/* as_late_free joins the worker and frees c; one whose worker is not done
+ * (the producer never released it) is left alone, leaked. */
+void as_late_free(struct as_late *c)
+{
+	if (c == NULL || as_late_wait(c, 0) != 0)
+		return;
+	pthread_join(c->worker, NULL);
+	pthread_mutex_destroy(&c->mu);
+	pthread_cond_destroy(&c->cv);
+	free(c->q);
+	free(c);
+}
