@@ -15,9 +15,12 @@ var (
 	// ErrInvalid: a struct from C breaks the interface's rules (null pointer
 	// where one is required, wrong buffer or child count for the type,
 	// malformed format string or metadata, out-of-range length or offset).
-	ErrInvalid = errors.New("cdevice: invalid input")
-	// ErrReleased: a struct was already released (or moved from).
-	ErrReleased = errors.New("cdevice: struct already released")
+	// It is device.ErrInvalid, which devices return for bad arguments.
+	ErrInvalid = device.ErrInvalid
+	// ErrReleased: a struct was already released (or moved from), or a
+	// device stream or event is used after its Close. It is
+	// device.ErrReleased.
+	ErrReleased = device.ErrReleased
 	// ErrUnsupported: a valid type or feature this package does not handle.
 	ErrUnsupported = errors.New("cdevice: unsupported")
 	// ErrNoDevice: the array lives on a device that no loaded backend owns
@@ -26,7 +29,8 @@ var (
 	ErrNoDevice = device.ErrUnknownDevice
 	// ErrRuntime: a device runtime call failed (allocation, copy, event,
 	// stream); errors.As with a *device.RuntimeError gives the call, the
-	// runtime's code and its message. It is device.ErrRuntime.
+	// runtime's code and its message. It is device.ErrRuntime. (It also
+	// wraps the rare failure of the C heap: no C library, or out of memory.)
 	ErrRuntime = device.ErrRuntime
 )
 

@@ -28,7 +28,7 @@ func (*cpuDevice) HostAccessible() bool { return true }
 
 func (c *cpuDevice) Alloc(size int) (Pointer, error) {
 	if size <= 0 {
-		return 0, fmt.Errorf("device: cpu: Alloc(%d)", size)
+		return 0, fmt.Errorf("%w: device: cpu: Alloc(%d): size must be positive", ErrInvalid, size)
 	}
 	b := make([]byte, size)
 	pin := new(runtime.Pinner)
@@ -45,7 +45,7 @@ func (c *cpuDevice) Free(p Pointer) error {
 	defer c.mu.Unlock()
 	pin, ok := c.blocks[p]
 	if !ok {
-		return fmt.Errorf("device: cpu: Free(%#x): not allocated by Alloc", uintptr(p))
+		return fmt.Errorf("%w: device: cpu: Free(%#x): not allocated by Alloc", ErrInvalid, uintptr(p))
 	}
 	delete(c.blocks, p)
 	pin.Unpin()
@@ -89,7 +89,7 @@ func (*cpuDevice) NewEvent() (Event, error)   { return cpuEvent{}, nil }
 
 func (*cpuDevice) WaitSyncEvent(_ context.Context, syncEvent uintptr, _ Stream) error {
 	if syncEvent != 0 {
-		return fmt.Errorf("device: cpu: a CPU array has a sync_event (%#x); it must be NULL", syncEvent)
+		return fmt.Errorf("%w: device: cpu: a CPU array has a sync_event (%#x); it must be NULL", ErrInvalid, syncEvent)
 	}
 	return nil
 }

@@ -8,7 +8,9 @@ import (
 	"github.com/purearrow/cdevice/abi"
 )
 
-// Sentinel errors of the device layer; backends wrap them.
+// Sentinel errors of the device layer; backends wrap them. Every error a
+// Device, Stream, Event or Backend of this module returns wraps one of them
+// (or is a context's error, from a call given one).
 var (
 	// ErrNotFound: the runtime library is not installed (or not where looked).
 	ErrNotFound = errors.New("device: runtime not found")
@@ -17,9 +19,18 @@ var (
 	// ErrMissingSymbol: the runtime lacks a function we bind (too old).
 	ErrMissingSymbol = errors.New("device: runtime lacks a required function")
 	// ErrRuntime: a runtime call failed; see RuntimeError for the code.
+	// (Also the rare failure of C heap memory that a call needs.)
 	ErrRuntime = errors.New("device: runtime call failed")
 	// ErrUnknownDevice: no registered backend owns a (device type, id).
 	ErrUnknownDevice = errors.New("device: no loaded backend for the device")
+	// ErrInvalid: an argument breaks a call's rules: a size that is not
+	// positive, an offset or range outside a buffer, a pointer the device
+	// did not allocate, a NULL handle or event, a stream of another device
+	// or runtime. It is cdevice.ErrInvalid.
+	ErrInvalid = errors.New("cdevice: invalid input")
+	// ErrReleased: a stream or event used after its Close. It is
+	// cdevice.ErrReleased.
+	ErrReleased = errors.New("cdevice: struct already released")
 )
 
 // A RuntimeError is a failed runtime call: which call, the runtime's numeric

@@ -7,8 +7,8 @@ import (
 )
 
 // Sentinel errors. Every error of this package wraps one of cdevice's
-// sentinels (ErrInvalid, ErrUnsupported, ErrNoDevice, ErrReleased), and
-// these narrow some of them down; test with errors.Is.
+// sentinels (ErrInvalid, ErrUnsupported, ErrNoDevice, ErrReleased,
+// ErrRuntime), and these narrow some of them down; test with errors.Is.
 var (
 	// ErrNulls: the array has nulls, which a DLPack tensor cannot carry.
 	// WithNullFill exports a copy with the nulls replaced. Wraps

@@ -169,8 +169,9 @@ func (t *ManagedTensor) Delete() {
 // a's device, flagged FlagIsCopied, freed by the deleter.
 //
 // Errors wrap cdevice.ErrUnsupported (a type that is not a tensor, ErrNulls),
-// cdevice.ErrInvalid (a malformed DeviceArray) or cdevice.ErrNoDevice (a
-// copy is needed but a's device has no loaded backend).
+// cdevice.ErrInvalid (a malformed DeviceArray), cdevice.ErrNoDevice (a
+// copy is needed but a's device has no loaded backend) or cdevice.ErrRuntime
+// (a device runtime call failed).
 func Export(a *cdevice.DeviceArray, opts ...ExportOption) (*ManagedTensorVersioned, error) {
 	p, err := export(a, true, opts)
 	if err != nil {
@@ -260,7 +261,7 @@ func export(a *cdevice.DeviceArray, versioned bool, opts []ExportOption) (unsafe
 	block, err := ffi.Calloc(hdr + 16*uintptr(ndim))
 	if err != nil {
 		src.Release()
-		return nil, err
+		return nil, wrapf(cdevice.ErrRuntime, "dlpack: %v", err)
 	}
 	shape := unsafe.Slice((*int64)(unsafe.Add(block, hdr)), ndim)
 	strides := unsafe.Slice((*int64)(unsafe.Add(block, hdr+8*uintptr(ndim))), ndim)

@@ -101,7 +101,8 @@ func (o *owned) release() {
 // Arrow's -1); a device with no loaded backend is an error wrapping
 // cdevice.ErrNoDevice. Other errors wrap cdevice.ErrInvalid (a malformed
 // tensor, a WithType that does not fit), cdevice.ErrUnsupported (a dtype
-// with no Arrow type, ErrVersion, ErrNotContiguous).
+// with no Arrow type, ErrVersion, ErrNotContiguous), cdevice.ErrRuntime (a
+// copy's device runtime call failed).
 func Import(t *ManagedTensorVersioned, opts ...ImportOption) (*cdevice.DeviceArray, error) {
 	if t == nil {
 		return nil, invalidf("nil DLManagedTensorVersioned")

@@ -184,9 +184,14 @@ const wordSize = unsafe.Sizeof(uintptr(0))
 // pointer to a Go local must never be handed to C as a uintptr.
 type cmem struct{ p unsafe.Pointer }
 
+// calloc's rare failure (no C library, the C heap exhausted) wraps
+// device.ErrRuntime, as every error of a Device does.
 func calloc(n uintptr) (cmem, error) {
 	p, err := ffi.Calloc(n)
-	return cmem{p}, err
+	if err != nil {
+		return cmem{}, fmt.Errorf("%w: opencl: %w", device.ErrRuntime, err)
+	}
+	return cmem{p}, nil
 }
 
 func (m cmem) addr() uintptr            { return uintptr(m.p) }

@@ -82,13 +82,15 @@ func (d *Device) MemoryInfo() (free, total int64, err error) { return d.globalMe
 
 func (d *Device) String() string { return fmt.Sprintf("opencl:%d (%s)", d.id, d.name) }
 
-func (d *Device) errorf(format string, args ...any) error {
-	return fmt.Errorf("opencl:%d: "+format, append([]any{d.id}, args...)...)
+// errorf is an error of this device wrapping sentinel (device.ErrInvalid
+// for a bad argument, device.ErrReleased for a closed stream or event).
+func (d *Device) errorf(sentinel error, format string, args ...any) error {
+	return fmt.Errorf("%w: opencl:%d: %s", sentinel, d.id, fmt.Sprintf(format, args...))
 }
 
 func (d *Device) Alloc(size int) (device.Pointer, error) {
 	if size <= 0 {
-		return 0, d.errorf("Alloc(%d): size must be positive", size)
+		return 0, d.errorf(device.ErrInvalid, "Alloc(%d): size must be positive", size)
 	}
 	var p uintptr
 	if d.svm {
@@ -126,7 +128,7 @@ func (d *Device) Free(p device.Pointer) error {
 	delete(d.allocs, p)
 	d.mu.Unlock()
 	if !ok {
-		return d.errorf("Free(%#x): not allocated by this device", uintptr(p))
+		return d.errorf(device.ErrInvalid, "Free(%#x): not allocated by this device", uintptr(p))
 	}
 	if !d.svm {
 		return check("clReleaseMemObject", ffi.Call(d.releaseMemObject, uintptr(p)))
@@ -149,16 +151,16 @@ func (d *Device) Free(p device.Pointer) error {
 // from elsewhere (imported from C) cannot be checked and is passed through.
 func (d *Device) checkRange(op string, p device.Pointer, off, n int) error {
 	if p == 0 {
-		return d.errorf("%s: NULL device pointer", op)
+		return d.errorf(device.ErrInvalid, "%s: NULL device pointer", op)
 	}
 	if off < 0 || n < 0 {
-		return d.errorf("%s: negative offset %d or size %d", op, off, n)
+		return d.errorf(device.ErrInvalid, "%s: negative offset %d or size %d", op, off, n)
 	}
 	d.mu.Lock()
 	size, ok := d.allocs[p]
 	d.mu.Unlock()
 	if ok && off+n > size {
-		return d.errorf("%s: [%d, %d) is outside the %d-byte buffer %#x", op, off, off+n, size, uintptr(p))
+		return d.errorf(device.ErrInvalid, "%s: [%d, %d) is outside the %d-byte buffer %#x", op, off, off+n, size, uintptr(p))
 	}
 	return nil
 }
@@ -171,18 +173,18 @@ func (d *Device) queueFor(s device.Stream) (uintptr, error) {
 		return d.queue, nil
 	case *stream:
 		if s.d != d {
-			return 0, d.errorf("stream of %v used on this device", s.d)
+			return 0, d.errorf(device.ErrInvalid, "stream of %v used on this device", s.d)
 		}
 		q := s.q.Load()
 		if q == 0 {
-			return 0, d.errorf("stream is closed")
+			return 0, d.errorf(device.ErrReleased, "stream is closed")
 		}
 		return q, nil
 	}
 	if s.Handle() == 0 {
 		return d.queue, nil
 	}
-	return 0, d.errorf("not an OpenCL stream (%T)", s)
+	return 0, d.errorf(device.ErrInvalid, "not an OpenCL stream (%T)", s)
 }
 
 func hostAddr(b []byte) uintptr {
@@ -274,7 +276,7 @@ func (s *stream) Handle() uintptr { return s.q.Load() }
 func (s *stream) Synchronize() error {
 	q := s.q.Load()
 	if q == 0 {
-		return s.d.errorf("stream is closed")
+		return s.d.errorf(device.ErrReleased, "stream is closed")
 	}
 	return check("clFinish", ffi.Call(s.d.finish, q))
 }
@@ -318,7 +320,7 @@ func (e *event) Record(s device.Stream) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.slot.p == nil {
-		return e.d.errorf("event is closed")
+		return e.d.errorf(device.ErrReleased, "event is closed")
 	}
 	if old := e.slot.word(0); old != 0 {
 		e.slot.setWord(0, 0)
@@ -345,7 +347,7 @@ func (e *event) Synchronize() error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.slot.p == nil {
-		return e.d.errorf("event is closed")
+		return e.d.errorf(device.ErrReleased, "event is closed")
 	}
 	if e.slot.word(0) == 0 {
 		return nil
@@ -432,7 +434,7 @@ func (d *Device) MakeStreamWait(foreign, syncEvent uintptr) error {
 		return nil
 	}
 	if foreign == 0 {
-		return d.errorf("MakeStreamWait: NULL command queue")
+		return d.errorf(device.ErrInvalid, "MakeStreamWait: NULL command queue")
 	}
 	return d.barrier(foreign, syncEvent)
 }
@@ -456,7 +458,7 @@ func (d *Device) barrier(q, syncEvent uintptr) error {
 // host.
 func (d *Device) WaitForStream(foreign uintptr, s device.Stream) error {
 	if foreign == 0 {
-		return d.errorf("WaitForStream: NULL command queue")
+		return d.errorf(device.ErrInvalid, "WaitForStream: NULL command queue")
 	}
 	slot, err := calloc(wordSize)
 	if err != nil {

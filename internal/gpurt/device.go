@@ -34,7 +34,7 @@ type gpu struct {
 
 func newGPU(r *Runtime, ordinal int) (*gpu, error) {
 	g := &gpu{r: r, ordinal: ordinal}
-	props, err := ffi.Calloc(propBufSize)
+	props, err := cCalloc(propBufSize)
 	if err != nil {
 		return nil, err
 	}
@@ -68,6 +68,16 @@ func newGPU(r *Runtime, ordinal int) (*gpu, error) {
 	return g, nil
 }
 
+// cCalloc is ffi.Calloc with its rare failure (no C library, the C heap
+// exhausted) wrapping device.ErrRuntime, as every error of a Device does.
+func cCalloc(n uintptr) (unsafe.Pointer, error) {
+	p, err := ffi.Calloc(n)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", device.ErrRuntime, err)
+	}
+	return p, nil
+}
+
 func (g *gpu) on(f func() error) error { return g.r.OnDevice(g.ordinal, f) }
 
 func (g *gpu) close() error {
@@ -82,7 +92,7 @@ func (g *gpu) close() error {
 }
 
 func (g *gpu) closed(what string) error {
-	return fmt.Errorf("%s: %s used after Close", g.r.t.Name, what)
+	return fmt.Errorf("%w: %s: %s used after Close", device.ErrReleased, g.r.t.Name, what)
 }
 
 // withStream runs f with the handle s stands for on this GPU: the default
@@ -98,7 +108,7 @@ func (g *gpu) withStream(s device.Stream, f func(h uintptr) error) error {
 			return f(g.stream)
 		}
 		if st.g != g {
-			return fmt.Errorf("the stream belongs to %s device %d, not %s device %d",
+			return fmt.Errorf("%w: the stream belongs to %s device %d, not %s device %d", device.ErrInvalid,
 				st.g.r.t.Title, st.g.ordinal, g.r.t.Title, g.ordinal)
 		}
 		st.mu.RLock()
@@ -108,7 +118,7 @@ func (g *gpu) withStream(s device.Stream, f func(h uintptr) error) error {
 		}
 		return f(st.h)
 	}
-	return fmt.Errorf("a %T is not a %s stream", s, g.r.t.Title)
+	return fmt.Errorf("%w: a %T is not a %s stream", device.ErrInvalid, s, g.r.t.Title)
 }
 
 // A Device is one kind of memory (Table.Kinds) of one GPU. Every call makes
@@ -172,7 +182,7 @@ func (d *Device) HostAccessible() bool { return d.k().Memory != DeviceMemory }
 
 func (d *Device) Alloc(size int) (device.Pointer, error) {
 	if size <= 0 {
-		return 0, fmt.Errorf("%v: Alloc(%d): size must be positive", d, size)
+		return 0, fmt.Errorf("%w: %v: Alloc(%d): size must be positive", device.ErrInvalid, d, size)
 	}
 	o := newOut()
 	defer o.release()
@@ -211,7 +221,7 @@ func (d *Device) CopyToDevice(dst device.Pointer, off int, src []byte, s device.
 		return nil
 	}
 	if dst == 0 || off < 0 {
-		return fmt.Errorf("%v: CopyToDevice(%#x, %d): bad destination", d, uintptr(dst), off)
+		return fmt.Errorf("%w: %v: CopyToDevice(%#x, %d): bad destination", device.ErrInvalid, d, uintptr(dst), off)
 	}
 	return d.memcpy("CopyToDevice", uintptr(dst)+uintptr(off), uintptr(unsafe.Pointer(&src[0])), len(src),
 		d.g.r.t.Memcpy.HostToDevice, s, &src[0])
@@ -222,7 +232,7 @@ func (d *Device) CopyToHost(dst []byte, src device.Pointer, off int, s device.St
 		return nil
 	}
 	if src == 0 || off < 0 {
-		return fmt.Errorf("%v: CopyToHost(%#x, %d): bad source", d, uintptr(src), off)
+		return fmt.Errorf("%w: %v: CopyToHost(%#x, %d): bad source", device.ErrInvalid, d, uintptr(src), off)
 	}
 	return d.memcpy("CopyToHost", uintptr(unsafe.Pointer(&dst[0])), uintptr(src)+uintptr(off), len(dst),
 		d.g.r.t.Memcpy.DeviceToHost, s, &dst[0])
@@ -233,7 +243,7 @@ func (d *Device) CopyOnDevice(dst device.Pointer, dstOff int, src device.Pointer
 		return nil
 	}
 	if dst == 0 || src == 0 || dstOff < 0 || srcOff < 0 || n < 0 {
-		return fmt.Errorf("%v: CopyOnDevice(%#x+%d, %#x+%d, %d): bad argument", d, uintptr(dst), dstOff, uintptr(src), srcOff, n)
+		return fmt.Errorf("%w: %v: CopyOnDevice(%#x+%d, %#x+%d, %d): bad argument", device.ErrInvalid, d, uintptr(dst), dstOff, uintptr(src), srcOff, n)
 	}
 	return d.memcpy("CopyOnDevice", uintptr(dst)+uintptr(dstOff), uintptr(src)+uintptr(srcOff), n,
 		d.g.r.t.Memcpy.DeviceToDevice, s, nil)
@@ -273,9 +283,9 @@ func (d *Device) NewStream() (device.Stream, error) {
 // NewEvent returns an event without timing.
 func (d *Device) NewEvent() (device.Event, error) {
 	// The event handle lives off the Go heap: SyncEvent hands C its address.
-	slot, err := ffi.Calloc(unsafe.Sizeof(uintptr(0)))
+	slot, err := cCalloc(unsafe.Sizeof(uintptr(0)))
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%v: NewEvent: %w", d, err)
 	}
 	err = d.g.on(func() error { return d.g.r.Call(EventCreateWithFlags, uintptr(slot), d.g.r.t.EventDisableTiming) })
 	if err != nil {
@@ -322,7 +332,7 @@ func (d *Device) waitEvent(ctx context.Context, syncEvent uintptr, stream *uintp
 	}
 	ev := *(*uintptr)(abi.Pointer(syncEvent))
 	if ev == 0 {
-		return fmt.Errorf("sync_event %#x points to a NULL event", syncEvent)
+		return fmt.Errorf("%w: sync_event %#x points to a NULL event", device.ErrInvalid, syncEvent)
 	}
 	if stream != nil {
 		return d.g.on(func() error { return d.g.r.Call(StreamWaitEvent, *stream, ev, 0) })
