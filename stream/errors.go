@@ -21,6 +21,9 @@ var (
 
 // A ProducerError is a failed get_schema or get_next of a C producer: its
 // errno-style code and the message get_last_error gave (empty if none).
+// When the producer is a stream this package exported in this process,
+// read without going through C (see cdevice.SetIdentityImports), the
+// error also wraps the producer's own error.
 type ProducerError struct {
 	Call    string // "get_schema" or "get_next"
 	Code    int
@@ -35,6 +38,20 @@ func (e *ProducerError) Error() string {
 }
 
 func (e *ProducerError) Unwrap() error { return ErrProducer }
+
+// producerFailure is the error of a get_next of our own exported stream read
+// directly (identity imports): the *ProducerError a C consumer would see,
+// with the producer's own error still in the chain.
+type producerFailure struct {
+	*ProducerError
+	err error
+}
+
+func (e producerFailure) Unwrap() []error { return []error{e.ProducerError, e.err} }
+
+func directError(err error) error {
+	return producerFailure{&ProducerError{Call: "get_next", Code: int(errorCode(err)), Message: err.Error()}, err}
+}
 
 // errno-style codes handed to C consumers (POSIX numbers, whatever the OS).
 const (

@@ -216,8 +216,11 @@ func (r *Reader) read() (arrow.RecordBatch, error) {
 			return nil, ErrReleased
 		}
 		b, err := e.nextBatch()
+		if err != nil {
+			return nil, directError(err)
+		}
 		if b == nil {
-			return nil, err
+			return nil, nil
 		}
 		rb := b.(arrow.RecordBatch)
 		rb.Retain()
