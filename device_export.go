@@ -163,6 +163,10 @@ func (b *DeviceRecordBatch) Export(out *abi.DeviceArray, outSchema *abi.Schema) 
 // rdr is retained until the sequence ends.
 func CopyReaderToDevice(ctx context.Context, rdr array.RecordReader, dev device.Device) iter.Seq2[*DeviceRecordBatch, error] {
 	return func(yield func(*DeviceRecordBatch, error) bool) {
+		if rdr == nil || dev == nil {
+			yield(nil, invalidf("CopyReaderToDevice: nil reader or device"))
+			return
+		}
 		rdr.Retain()
 		defer rdr.Release()
 		for rdr.Next() {

@@ -122,6 +122,9 @@ func (k StreamKind) String() string {
 // no stream, the legacy or the per-thread default stream), and so is a
 // negative value. Descriptors of versions before 3 have no stream.
 func (d *Interface) StreamKind() (StreamKind, error) {
+	if d == nil {
+		return NoStream, invalidf("nil descriptor")
+	}
 	if d.Stream == nil {
 		return NoStream, nil
 	}

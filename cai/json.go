@@ -112,7 +112,12 @@ type wire struct {
 // ErrUnsupported; every other malformation, and a mask with a mask of its
 // own, with ErrInvalid. It checks the form only: call Validate for the
 // interface's rules.
-func (d *Interface) UnmarshalJSON(p []byte) error { return d.unmarshal(p, 0) }
+func (d *Interface) UnmarshalJSON(p []byte) error {
+	if d == nil {
+		return invalidf("UnmarshalJSON into a nil *Interface")
+	}
+	return d.unmarshal(p, 0)
+}
 
 func (d *Interface) unmarshal(p []byte, depth int) error {
 	if bytes.Equal(bytes.TrimSpace(p), []byte("null")) {
