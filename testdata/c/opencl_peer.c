@@ -23,6 +23,7 @@ struct produced {
 	void *buf;       /* SVM pointer or cl_mem */
 	cl_event marker; /* &marker is the sync_event (cl_event*) */
 	cl_event gate;
+	cl_event failed; /* see peer_fail_event */
 	int32_t *host;
 	int svm;
 	cl_context ctx;
@@ -102,6 +103,8 @@ int peer_release(struct produced *p) {
 	cl_int err = cl.waitForEvents(1, &p->marker);
 	cl.releaseEvent(p->marker);
 	cl.releaseEvent(p->gate);
+	if (p->failed)
+		cl.releaseEvent(p->failed);
 	if (p->svm)
 		cl.svmFree(p->ctx, p->buf);
 	else
@@ -251,6 +254,22 @@ int peer_arrow_produce(struct produced *p, int32_t n, intptr_t device_id, struct
 	out->device_type = ARROW_DEVICE_OPENCL;
 	out->sync_event = &p->marker;
 	return 0;
+}
+
+/* peer_fail_event makes the sync event of out, p's ArrowDeviceArray, a user
+ * event that ended in error (status -1), as a producer's failed command
+ * leaves its event; the data itself is written (the gate opens). (Failing
+ * the gate instead would fail the commands behind it, which aborts PoCL 3.1
+ * in pocl_update_event_failed.) 0, or a CL error. */
+int peer_fail_event(struct produced *p, struct ArrowDeviceArray *out) {
+	cl_int err;
+	p->failed = cl.createUserEvent(p->ctx, &err);
+	if (err != CL_SUCCESS)
+		return err;
+	if ((err = cl.setUserEventStatus(p->failed, -1)) != CL_SUCCESS)
+		return err;
+	out->sync_event = &p->failed;
+	return peer_open_gate(p);
 }
 
 /* peer_arrow_consume checks an int32 ArrowDeviceArray on OpenCL made by Go:
