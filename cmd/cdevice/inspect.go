@@ -7,17 +7,22 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
+	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/purearrow/cdevice"
 	"github.com/purearrow/cdevice/abi"
 )
 
-const inspectUsage = `usage: cdevice inspect [--json] FILE
+const inspectUsage = `usage: cdevice inspect [--json] [--max-memory BYTES] FILE
 
 Read an Arrow IPC file (it starts with the magic "ARROW1") or stream (any
 other file), export its schema through the C Data Interface
@@ -26,6 +31,11 @@ C consumer reads from those structs: for each node its format string, name,
 flags (nullable, dictionary ordered, map keys sorted), metadata, n_children
 and dictionary. Every batch is exported as an ArrowArray too and imported
 back with full validation; the batch and row counts come from those structs.
+
+A corrupt file is an error that names the file and the batch, never a crash:
+its metadata is checked before arrow-go decodes it, each batch is validated
+in full before it crosses the C boundary, and reading holds at most
+--max-memory bytes at once.
 
 Exit status: 0 on success, 1 when the file cannot be read or is not Arrow,
 2 on a usage error.
@@ -64,6 +74,8 @@ type inspectReport struct {
 func inspect(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("inspect", inspectUsage, stderr)
 	asJSON := fs.Bool("json", false, "print the report as JSON")
+	var maxMemory byteSize
+	fs.Var(&maxMemory, "max-memory", "the most memory reading the file may hold at once: a number, or with KiB, MiB, GiB (default 64MiB + 16 × the file's size)")
 	rest, code, ok := parseFlags(fs, args)
 	if !ok {
 		return code
@@ -74,9 +86,9 @@ func inspect(args []string, stdout, stderr io.Writer) int {
 	case len(rest) > 1:
 		return usageError(stderr, "inspect", "one file at a time (got %d: %s)", len(rest), strings.Join(rest, " "))
 	}
-	rep, err := inspectFile(rest[0])
+	rep, err := inspectFile(rest[0], int64(maxMemory))
 	if err != nil {
-		fmt.Fprintf(stderr, "cdevice inspect: %v\n", err)
+		fmt.Fprintf(stderr, "cdevice inspect: %s\n", printable(err.Error()))
 		return exitFail
 	}
 	if *asJSON {
@@ -93,7 +105,20 @@ func inspect(args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-func inspectFile(path string) (*inspectReport, error) {
+// defaultMemoryLimit is what reading a file of size bytes may hold at once
+// unless --max-memory says otherwise: a batch's buffers are in the file, so
+// without compression they need at most its size; a compressed one may
+// expand, up to 16 times here, or 64 MiB for small files. Lengths beyond
+// that are corrupt (or call for --max-memory).
+func defaultMemoryLimit(size int64) int64 {
+	const slack = 64 << 20
+	if size > (math.MaxInt64-slack)/16 {
+		return math.MaxInt64
+	}
+	return slack + 16*size
+}
+
+func inspectFile(path string, maxMemory int64) (*inspectReport, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -102,56 +127,107 @@ func inspectFile(path string) (*inspectReport, error) {
 		return nil, err
 	}
 	defer f.Close()
-	if st, err := f.Stat(); err == nil && st.IsDir() {
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if st.IsDir() {
 		return nil, fmt.Errorf("%s is a directory; name an Arrow IPC file or stream in it", path)
 	}
+	size := st.Size()
 	magic := make([]byte, 6)
 	n, _ := io.ReadFull(f, magic)
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return nil, err
 	}
 	rep := &inspectReport{File: path, BatchRows: []int64{}}
+	if maxMemory == 0 {
+		maxMemory = defaultMemoryLimit(size)
+	}
+	mem := newLimitedAllocator(memory.NewGoAllocator(), maxMemory)
+	opts := []ipc.Option{ipc.WithAllocator(mem), ipc.WithMetadataSizeLimit(maxMetadataSize), ipc.WithBodySizeLimit(size)}
 
 	// The batches go through the C path and are validated in full.
 	defer cdevice.SetIdentityImports(cdevice.SetIdentityImports(false))
 	var sc *arrow.Schema
+	// batch checks a batch that arrow-go read: in full before it crosses
+	// the C boundary (the importer trusts its buffers' sizes), then
+	// through C.
+	batch := func(rec arrow.RecordBatch) error {
+		if err := cdevice.ValidateRecordBatch(rec, cdevice.WithFullValidation()); err != nil {
+			return err
+		}
+		rows, err := throughC(rec)
+		if err == nil {
+			rep.BatchRows = append(rep.BatchRows, rows)
+		}
+		return err
+	}
 	if bytes.Equal(magic[:n], []byte("ARROW1")) {
 		rep.Format = "file"
-		r, err := ipc.NewFileReader(f)
+		var r *ipc.FileReader
+		err := checkFile(f, size)
+		if err == nil {
+			err = guard(mem, func() (err error) {
+				r, err = ipc.NewFileReader(f, opts...)
+				return err
+			})
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%s starts like an Arrow IPC file but cannot be read as one: %w", path, err)
 		}
 		defer r.Close()
 		sc = r.Schema()
 		for i := range r.NumRecords() {
-			rec, err := r.RecordBatchAt(i)
+			var rec arrow.RecordBatch
+			err := guard(mem, func() (err error) {
+				rec, err = r.RecordBatchAt(i)
+				return err
+			})
+			if err == nil {
+				err = batch(rec)
+				rec.Release()
+			}
 			if err != nil {
 				return nil, fmt.Errorf("%s: batch %d: %w", path, i, err)
 			}
-			rows, err := throughC(rec)
-			rec.Release()
-			if err != nil {
-				return nil, fmt.Errorf("%s: batch %d: %w", path, i, err)
-			}
-			rep.BatchRows = append(rep.BatchRows, rows)
 		}
 	} else {
 		rep.Format = "stream"
-		r, err := ipc.NewReader(f)
+		var r *ipc.Reader
+		err := checkStream(f, size)
+		if err == nil {
+			err = guard(mem, func() (err error) {
+				r, err = ipc.NewReader(f, opts...)
+				return err
+			})
+		}
 		if err != nil {
-			return nil, fmt.Errorf("%s is not an Arrow IPC file or stream (no \"ARROW1\" magic at the start, and reading it as a stream failed: %v)", path, err)
+			// A stream starts with the continuation marker (since Arrow
+			// 0.15) and a schema: without either, it was never one.
+			var m *messageError
+			if !bytes.HasPrefix(magic[:n], []byte{0xff, 0xff, 0xff, 0xff}) && (!errors.As(err, &m) || m.index == 0) {
+				return nil, fmt.Errorf("%s is not an Arrow IPC file or stream (no \"ARROW1\" magic at the start, and reading it as a stream failed: %w)", path, err)
+			}
+			return nil, fmt.Errorf("%s: %w", path, err)
 		}
 		defer r.Release()
 		sc = r.Schema()
-		for r.Next() {
-			rows, err := throughC(r.RecordBatch())
+		for {
+			var more bool
+			err := guard(mem, func() error {
+				more = r.Next()
+				return r.Err()
+			})
+			if err == nil && more {
+				err = batch(r.RecordBatch())
+			}
 			if err != nil {
 				return nil, fmt.Errorf("%s: batch %d: %w", path, len(rep.BatchRows), err)
 			}
-			rep.BatchRows = append(rep.BatchRows, rows)
-		}
-		if err := r.Err(); err != nil {
-			return nil, fmt.Errorf("%s: batch %d: %w", path, len(rep.BatchRows), err)
+			if !more {
+				break
+			}
 		}
 	}
 	rep.Batches = len(rep.BatchRows)
@@ -174,6 +250,43 @@ func inspectFile(path string) (*inspectReport, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return rep, nil
+}
+
+// guard runs f, a call into arrow-go's IPC readers, which panic on some
+// corrupt data that checkFile and checkStream let through: the panic
+// becomes an error wrapping cdevice.ErrInvalid. When mem refused an
+// allocation, that is the error (arrow-go may have turned the refusal into
+// an error of its own).
+func guard(mem *limitedAllocator, f func() error) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("%w: arrow-go's IPC reader failed on it: %v", cdevice.ErrInvalid, p)
+		}
+		if err != nil && mem.Err() != nil {
+			err = fmt.Errorf("%w (a corrupt length, or a compressed batch that needs --max-memory)", mem.Err())
+		}
+	}()
+	return f()
+}
+
+// printable escapes what a corrupt file can put into an error message (a
+// field name, say) that a terminal would act on: control characters and
+// invalid UTF-8.
+func printable(s string) string {
+	var b strings.Builder
+	for len(s) > 0 {
+		r, n := utf8.DecodeRuneInString(s)
+		switch {
+		case r == utf8.RuneError && n == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[0])
+		case unicode.IsGraphic(r):
+			b.WriteString(s[:n])
+		default:
+			b.WriteString(strings.Trim(strconv.QuoteRune(r), "'"))
+		}
+		s = s[n:]
+	}
+	return b.String()
 }
 
 // throughC exports rec as an ArrowArray, reads its length from the struct,

@@ -1,0 +1,274 @@
+package main
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"runtime/metrics"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/purearrow/cdevice/internal/testsupport"
+)
+
+// corruptCases are the gold cases whose files TestInspectCorruptFiles
+// damages: every kind of metadata (nesting, dictionaries and their deltas,
+// views with variadic buffers, unions, run ends, custom metadata).
+var corruptCases = []string{
+	"generated_primitive", "generated_nested", "generated_recursive_nested",
+	"generated_dictionary", "generated_nested_dictionary", "generated_binary_view",
+	"generated_list_view", "generated_union", "generated_map",
+	"generated_run_end_encoded", "generated_custom_metadata", "generated_decimal256",
+}
+
+// heapAllocs is the bytes the Go heap has handed out so far.
+func heapAllocs() uint64 {
+	s := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
+}
+
+// inspectChecked runs inspect on path in this process, as the command does,
+// and fails t unless it ends with exit 0 and a report, or exit 1 and one
+// message naming the file; a panic fails t with its stack. It returns the
+// exit status and the bytes allocated meanwhile, which are bounded: the
+// file's memory limit, plus what inspect needs besides the batches.
+func inspectChecked(t testing.TB, path, what string) int {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	code := -1
+	func() {
+		defer func() {
+			if p := recover(); p != nil {
+				t.Fatalf("%s: inspect panicked: %v\n%s", what, p, debug.Stack())
+			}
+		}()
+		code = inspect([]string{path}, &stdout, &stderr)
+	}()
+	switch {
+	case code == exitOK && strings.Contains(stdout.String(), "ArrowSchema tree") && stderr.Len() == 0:
+	case code == exitFail && stdout.Len() == 0 && strings.HasPrefix(stderr.String(), "cdevice inspect: "+path) &&
+		strings.Count(stderr.String(), "\n") == 1:
+	default:
+		t.Fatalf("%s: exit %d\nstdout: %s\nstderr: %s", what, code, stdout.String(), stderr.String())
+	}
+	return code
+}
+
+// Gold files with 1 to 8 bytes changed, thousands of them from a seeded
+// PRNG: inspect reports each as a file, or as an error naming the file (and
+// the batch or message), never a panic, and never allocates more than the
+// file's memory limit. A SIGSEGV or an out-of-memory death cannot be
+// recovered: they end this test binary, which fails just the same.
+func TestInspectCorruptFiles(t *testing.T) {
+	const perFile = 250
+	rng := rand.New(rand.NewPCG(1, 2))
+	dir := t.TempDir()
+	var codes [2]int
+	var worst uint64
+	for _, c := range corruptCases {
+		for _, ext := range []string{".stream", ".arrow_file"} {
+			gold, err := os.ReadFile(filepath.Join(testsupport.GoldDir(t), c+ext))
+			if err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(dir, c+ext)
+			for i := range perFile {
+				b := slices.Clone(gold)
+				var changed []string
+				for range 1 + rng.IntN(8) {
+					pos, v := rng.IntN(len(b)), byte(rng.UintN(256))
+					b[pos] = v
+					changed = append(changed, fmt.Sprintf("%d=%#02x", pos, v))
+				}
+				if err := os.WriteFile(path, b, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				what := fmt.Sprintf("%s%s mutation %d (%s)", c, ext, i, strings.Join(changed, " "))
+				before := heapAllocs()
+				codes[inspectChecked(t, path, what)]++
+				allocated := heapAllocs() - before
+				worst = max(worst, allocated)
+				if limit := uint64(defaultMemoryLimit(int64(len(b)))) + 16<<20; allocated > limit {
+					t.Fatalf("%s: allocated %d bytes, more than the limit and 16 MiB (%d)", what, allocated, limit)
+				}
+			}
+		}
+	}
+	t.Logf("%d read cleanly, %d refused; at most %.1f MiB allocated by one run", codes[exitOK], codes[exitFail], float64(worst)/(1<<20))
+	if codes[exitOK] == 0 || codes[exitFail] == 0 {
+		t.Errorf("exit statuses %v: the mutations should hit both data and metadata", codes)
+	}
+}
+
+// FuzzInspect is TestInspectCorruptFiles for go test -fuzz, seeded with
+// gold files in both forms.
+func FuzzInspect(f *testing.F) {
+	for _, name := range []string{"generated_primitive.stream", "generated_nested.arrow_file", "generated_dictionary.stream",
+		"generated_binary_view.arrow_file", "generated_union.stream", "generated_run_end_encoded.arrow_file"} {
+		b, err := os.ReadFile(filepath.Join(testsupport.GoldDir(f), name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		path := filepath.Join(t.TempDir(), "input")
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		inspectChecked(t, path, "input")
+	})
+}
+
+// compressedStream writes a stream of one LZ4-compressed batch of an int64
+// column and returns it with the offset of its body, whose first 8 bytes
+// are the column's uncompressed length.
+func compressedStream(t *testing.T) ([]byte, int) {
+	t.Helper()
+	b := array.NewInt64Builder(memory.NewGoAllocator())
+	defer b.Release()
+	for i := range 4096 {
+		b.Append(int64(i % 7))
+	}
+	col := b.NewArray()
+	defer col.Release()
+	sc := arrow.NewSchema([]arrow.Field{{Name: "n", Type: arrow.PrimitiveTypes.Int64}}, nil)
+	rec := array.NewRecordBatch(sc, []arrow.Array{col}, int64(col.Len()))
+	defer rec.Release()
+	var buf bytes.Buffer
+	w := ipc.NewWriter(&buf, ipc.WithSchema(sc), ipc.WithLZ4())
+	if err := w.Write(rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	data := buf.Bytes()
+	r := bytes.NewReader(data)
+	var vc *viewCounts
+	_, next, err := checkStreamMessage(r, int64(len(data)), 0, &vc) // the schema
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, body, err := checkStreamMessage(r, int64(len(data)), next, &vc) // the batch
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := int64(binary.LittleEndian.Uint64(data[body:])); got != 8*4096 {
+		t.Fatalf("the body starts with %d, want the uncompressed length %d", got, 8*4096)
+	}
+	return data, int(body)
+}
+
+// A compressed buffer that claims 1 GiB (from a file of a few KiB), or more
+// than --max-memory, is refused before anything is allocated for it; a
+// legitimate one is read.
+func TestInspectMemoryLimit(t *testing.T) {
+	data, body := compressedStream(t)
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.arrows")
+	if err := os.WriteFile(good, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code := inspectChecked(t, good, "compressed stream"); code != exitOK {
+		t.Fatalf("a compressed stream: exit %d", code)
+	}
+	var stdout, stderr bytes.Buffer
+	if code := inspect([]string{"--max-memory", "16KiB", good}, &stdout, &stderr); code != exitFail ||
+		!strings.Contains(stderr.String(), "memory limit exceeded") || !strings.Contains(stderr.String(), "--max-memory") {
+		t.Errorf("--max-memory 16KiB: exit %d, %s", code, stderr.String())
+	}
+
+	huge := filepath.Join(dir, "huge.arrows")
+	bad := slices.Clone(data)
+	binary.LittleEndian.PutUint64(bad[body:], 1<<30) // 1 GiB: an int on 32-bit targets too
+	if err := os.WriteFile(huge, bad, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before := heapAllocs()
+	stderr.Reset()
+	if code := inspect([]string{huge}, &stdout, &stderr); code != exitFail ||
+		!strings.Contains(stderr.String(), "huge.arrows: batch 0: memory limit exceeded: an allocation of 1073741824 bytes") {
+		t.Errorf("1 GiB claimed: exit %d, %s", code, stderr.String())
+	}
+	if allocated := heapAllocs() - before; allocated > 16<<20 {
+		t.Errorf("refusing 1 GiB allocated %d bytes", allocated)
+	}
+}
+
+func TestLimitedAllocator(t *testing.T) {
+	a := newLimitedAllocator(memory.NewGoAllocator(), 100)
+	b := a.Allocate(60)
+	b = a.Reallocate(80, b)
+	refused := func(f func()) (err error) {
+		defer func() { err, _ = recover().(error) }()
+		f()
+		return nil
+	}
+	if err := refused(func() { a.Allocate(21) }); !errors.Is(err, errMemoryLimit) || !strings.Contains(err.Error(), "an allocation of 21 bytes with 80 held would pass the limit of 100 bytes") {
+		t.Errorf("Allocate past the limit: %v", err)
+	}
+	first := a.Err()
+	a.Free(b)
+	c := a.Allocate(100) // freed memory counts no more
+	if err := refused(func() { a.Allocate(-1) }); err == nil || a.Err() != first {
+		t.Errorf("Allocate(-1): %v; Err %v, want the first refusal %v", err, a.Err(), first)
+	}
+	a.Free(c)
+	if a.used != 0 {
+		t.Errorf("%d bytes held after everything was freed", a.used)
+	}
+}
+
+// A corrupt field name cannot write to the terminal through an error.
+func TestPrintable(t *testing.T) {
+	if got, want := printable("name \"a\nb\x1b[31m\xff\" ✓ ü"), `name "a\nb\x1b[31m\xff" ✓ ü`; got != want {
+		t.Errorf("printable = %s, want %s", got, want)
+	}
+}
+
+// arrow-go sizes a slice by a view array's variadic buffer count: a count
+// of 2^40 in an otherwise sound stream is refused, not allocated.
+func TestInspectVariadicCount(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(testsupport.GoldDir(t), "generated_binary_view.stream"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := bytes.NewReader(data)
+	var vc *viewCounts
+	_, next, err := checkStreamMessage(r, int64(len(data)), 0, &vc) // the schema
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta := next + 8 // after the continuation marker and the length
+	f := newFBBuf(data[meta:])
+	root, err := f.root(messageFB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts, n := f.vectorAt(f.tableAt(root, 2), 4)
+	if n == 0 {
+		t.Fatal("the first batch has no variadic buffer counts")
+	}
+	binary.LittleEndian.PutUint64(data[meta+counts:], 1<<40)
+	path := filepath.Join(t.TempDir(), "views.arrows")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	if code := inspect([]string{path}, &stdout, &stderr); code != exitFail ||
+		!strings.Contains(stderr.String(), "views.arrows: message 1: corrupt Arrow IPC metadata: variadic buffer count 1099511627776") {
+		t.Errorf("exit %d, %s", code, stderr.String())
+	}
+}
