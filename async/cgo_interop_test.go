@@ -13,7 +13,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"runtime/debug"
 	"strconv"
 	"sync/atomic"
 	"testing"
@@ -46,19 +45,6 @@ func interopRuns(n int) int {
 	return n
 }
 
-// raceEnabled says whether this test binary was built with -race.
-func raceEnabled() bool {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return false
-	}
-	for _, s := range bi.Settings {
-		if s.Key == "-race" {
-			return s.Value == "true"
-		}
-	}
-	return false
-}
 
 // Our abi structs and arrow-go's (C's own structs from abi.h) must be the
 // same memory for the pointer conversions below.
@@ -124,18 +110,6 @@ func interopForEach(t *testing.T, runs int, f func(t *testing.T, ctx context.Con
 // stream and after its release returned: the producer must outlive its
 // Produce call until every task handed out is extracted.
 func TestInteropProduceToArrowGoHandler(t *testing.T) {
-	if raceEnabled() {
-		// arrow-go copies our tasks and the arrays extract_data exports
-		// into Go memory and hands those to C, so cgocheck inspects their
-		// private_data, which holds an internal/ffi handle (slot index +
-		// generation<<32). Under -race the Go heap starts at
-		// 0xc000000000, so generation 0xc0 of a low slot reads as an
-		// unpinned Go pointer and arrow-go panics ("argument of cgo
-		// function has Go pointer to unpinned Go pointer"). That is the
-		// handle encoding's to fix (keep handles outside the heap's
-		// address range), not this test's.
-		t.Skip("under -race, ffi handles alias the Go heap's addresses and trip arrow-go's cgocheck")
-	}
 	interopForEach(t, 200, func(t *testing.T, ctx context.Context, depth, batches int) {
 		hc := cdevice.New[abi.AsyncDeviceStreamHandler]()
 		defer cdevice.Free(hc)

@@ -13,10 +13,16 @@ import (
 // another object.
 type Handle uintptr
 
-// Low bits: slot index + 1; high bits: generation.
+// Low bits: slot index + 1; high bits: generation. On 64-bit the top bit
+// is always set: no Go pointer has it, so a handle stored in memory that
+// cgo's pointer checks scan (arrow-go's cgo copies our structs into Go
+// memory) is never mistaken for an unpinned Go pointer, whatever address
+// the Go heap starts at (0xc000000000 under the race detector).
 const (
 	handleIndexBits = 22 + 10*(unsafe.Sizeof(uintptr(0))/8) // 32 on 64-bit, 22 on 32-bit
 	handleIndexMask = 1<<handleIndexBits - 1
+	handleTag       = (^uintptr(0) &^ (^uintptr(0) >> 1)) * (unsafe.Sizeof(uintptr(0)) / 8) // bit 63 on 64-bit, none on 32-bit
+	handleGenMask   = ^uintptr(0) >> handleIndexBits &^ (handleTag >> handleIndexBits)
 )
 
 type handleSlot struct {
@@ -49,14 +55,15 @@ func NewHandle(v any) Handle {
 	}
 	s := &t.slots[i]
 	s.v = v
-	s.gen = (s.gen + 1) & (^uintptr(0) >> handleIndexBits)
-	return Handle(s.gen<<handleIndexBits | (i + 1))
+	s.gen = (s.gen + 1) & handleGenMask
+	return Handle(handleTag | s.gen<<handleIndexBits | (i + 1))
 }
 
 // slot returns the index of live handle h; callers hold t.mu.
 func (t *handleTable) slot(h Handle) (uintptr, bool) {
 	i := uintptr(h)&handleIndexMask - 1 // index 0 wraps to a huge value
-	return i, i < uintptr(len(t.slots)) && t.slots[i].v != nil && t.slots[i].gen == uintptr(h)>>handleIndexBits
+	return i, i < uintptr(len(t.slots)) && t.slots[i].v != nil && uintptr(h)&handleTag == handleTag &&
+		t.slots[i].gen == uintptr(h)&^handleTag>>handleIndexBits
 }
 
 // Value returns the value behind h, or nil, false if h is not live.
