@@ -1,0 +1,21 @@
+package hip_test
+
+import (
+	"testing"
+
+	"github.com/purearrow/cdevice/device/hip"
+	"github.com/purearrow/cdevice/internal/gpurt/gpurttest"
+	"github.com/purearrow/cdevice/internal/testsupport"
+)
+
+// TestErrorPaths drives the backend, devices, streams and events into
+// every failure on the C test double (bad arguments, use after Close,
+// injected runtime faults, a canceled probe, a deadline) and checks that
+// each error wraps its path's documented sentinel.
+func TestErrorPaths(t *testing.T) {
+	var cases []testsupport.ErrorCase
+	for _, p := range gpurttest.ErrorPaths(hip.Runtime) {
+		cases = append(cases, testsupport.Case(p.Name, p.Want, p.Call))
+	}
+	testsupport.RunErrorCases(t, cases)
+}
