@@ -14,6 +14,7 @@ import (
 	"github.com/purearrow/cdevice"
 	"github.com/purearrow/cdevice/abi"
 	"github.com/purearrow/cdevice/internal/ffi"
+	"github.com/purearrow/cdevice/internal/leak"
 )
 
 // A Handler is an ArrowAsyncDeviceStreamHandler that a producer drives: it
@@ -22,6 +23,7 @@ import (
 // Next and All are for one consumer goroutine; Cancel, Close and Done may be
 // called from any.
 type Handler struct {
+	leak   leak.Object
 	c      *abi.AsyncDeviceStreamHandler // off the Go heap: the producer keeps it
 	out    *outStruct                    // off the Go heap: extract_data writes it
 	depth  int64
@@ -137,6 +139,7 @@ func NewHandler(opts ...Option) (*Handler, error) {
 		Release:     handlerReleaseCB.Ptr(),
 		PrivateData: uintptr(ffi.NewHandle(h)),
 	}
+	h.leak = leak.Track(leak.AsyncHandler)
 	runtime.AddCleanup(h, (*outStruct).free, h.out)
 	return h, nil
 }
@@ -343,6 +346,7 @@ func (h *Handler) release() {
 	h.schemaDone(nil, fmt.Errorf("%w: released before a schema", ErrProducer))
 	ffi.Handle(h.c.PrivateData).Delete()
 	cdevice.Free(h.c) // no producer touches it after release
+	h.leak.Done()
 	h.mu.Unlock()
 	close(h.done)
 	h.signal()

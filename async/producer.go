@@ -16,6 +16,7 @@ import (
 	"github.com/purearrow/cdevice/abi"
 	"github.com/purearrow/cdevice/device"
 	"github.com/purearrow/cdevice/internal/ffi"
+	"github.com/purearrow/cdevice/internal/leak"
 )
 
 // A producer is the Go side of an ArrowAsyncProducer we drive a handler
@@ -31,6 +32,7 @@ import (
 // after the handler's release) and one per task handed out and not yet
 // extracted. Until then request and cancel after the end are no-ops.
 type producer struct {
+	leak leak.Object
 	c    *abi.AsyncProducer // off the Go heap: the consumer keeps it
 	h    *abi.AsyncDeviceStreamHandler
 	md   arrow.Metadata
@@ -48,8 +50,9 @@ type producer struct {
 // A task is what an ArrowAsyncTask's private_data handle holds: the batch
 // it hands over and the producer it keeps alive.
 type task struct {
-	b *cdevice.DeviceRecordBatch
-	p *producer
+	b    *cdevice.DeviceRecordBatch
+	p    *producer
+	leak leak.Object // an exported batch until extracted or dropped
 }
 
 var (
@@ -122,12 +125,13 @@ func (p *producer) unref() {
 	ffi.Handle(p.c.PrivateData).Delete()
 	cdevice.Free(p.c)
 	ffi.Free(p.mdC)
+	p.leak.Done()
 }
 
 // newTask wraps b in a task handle, a reference to p.
 func (p *producer) newTask(b *cdevice.DeviceRecordBatch) ffi.Handle {
 	p.refs.Add(1)
-	return ffi.NewHandle(&task{b: b, p: p})
+	return ffi.NewHandle(&task{b: b, p: p, leak: leak.Track(leak.ExportedArray)})
 }
 
 // dropTask takes back a task the consumer refused, unless it extracted
@@ -135,6 +139,7 @@ func (p *producer) newTask(b *cdevice.DeviceRecordBatch) ffi.Handle {
 func dropTask(th ffi.Handle) {
 	if v, ok := th.Delete(); ok {
 		k := v.(*task)
+		k.leak.Done()
 		k.b.Release()
 		k.p.unref()
 	}
@@ -148,6 +153,7 @@ func extract(t *abi.AsyncTask, out uintptr) uintptr {
 		return codeEINVAL // a second call, or not our task
 	}
 	t.PrivateData = 0
+	k.leak.Done()
 	defer k.p.unref()   // last: it may free the producer
 	defer k.b.Release() // an export holds its own reference
 	if out == 0 {
@@ -251,6 +257,7 @@ func (p *producer) start(deviceType abi.DeviceType) {
 		}
 	}
 	p.c.PrivateData = uintptr(ffi.NewHandle(p))
+	p.leak = leak.Track(leak.AsyncProducer)
 	p.refs.Store(1) // Produce's, until finish
 	p.h.Producer = uintptr(unsafe.Pointer(p.c))
 }
