@@ -45,7 +45,6 @@ func interopRuns(n int) int {
 	return n
 }
 
-
 // Our abi structs and arrow-go's (C's own structs from abi.h) must be the
 // same memory for the pointer conversions below.
 func TestInteropAsyncStructSizes(t *testing.T) {
