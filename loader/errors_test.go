@@ -4,8 +4,8 @@ import (
 	"context"
 	"testing"
 
-	"github.com/purearrow/cdevice/loader"
 	"github.com/purearrow/cdevice/internal/testsupport"
+	"github.com/purearrow/cdevice/loader"
 )
 
 // TestErrorPaths drives Discover, Default and ParseDeviceSpec into every
