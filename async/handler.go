@@ -374,7 +374,8 @@ func (h *Handler) AdditionalMetadata() arrow.Metadata {
 
 // Next extracts the next task (on the calling goroutine) and requests one
 // more. It returns io.EOF at the end of the stream and a *ProducerError
-// after on_error.
+// after on_error. ctx bounds the wait for a task and for its batch's sync
+// event.
 func (h *Handler) Next(ctx context.Context) (Batch, error) {
 	sc, err := h.Schema(ctx)
 	if err != nil {
@@ -386,7 +387,7 @@ func (h *Handler) Next(ctx context.Context) (Batch, error) {
 			q := h.queue[0]
 			h.queue = h.queue[1:]
 			h.mu.Unlock()
-			b, err := h.extract(q.task, sc)
+			b, err := h.extract(ctx, q.task, sc)
 			h.consumed()
 			if err != nil {
 				return Batch{}, err
@@ -409,7 +410,8 @@ func (h *Handler) Next(ctx context.Context) (Batch, error) {
 	}
 }
 
-func (h *Handler) extract(t *abi.AsyncTask, sc *arrow.Schema) (*cdevice.DeviceRecordBatch, error) {
+// extract takes a task's batch; ctx bounds the wait for its sync event.
+func (h *Handler) extract(ctx context.Context, t *abi.AsyncTask, sc *arrow.Schema) (*cdevice.DeviceRecordBatch, error) {
 	o := h.out
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -420,7 +422,10 @@ func (h *Handler) extract(t *abi.AsyncTask, sc *arrow.Schema) (*cdevice.DeviceRe
 	if rc := int32(ffi.Call(t.ExtractData, uintptr(unsafe.Pointer(t)), uintptr(unsafe.Pointer(o.p)))); rc != 0 {
 		return nil, &ProducerError{Code: int(rc), Message: "extract_data failed"}
 	}
-	return cdevice.ImportDeviceRecordBatchWithSchema(o.p, sc)
+	if ctx.Done() == nil {
+		return cdevice.ImportDeviceRecordBatchWithSchema(o.p, sc)
+	}
+	return cdevice.ImportDeviceRecordBatchWithSchema(o.p, sc, cdevice.WithContext(ctx))
 }
 
 // All yields every remaining batch; each is released after the loop body
