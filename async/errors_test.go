@@ -112,6 +112,10 @@ func TestErrorPaths(t *testing.T) {
 			h := idleHandler(t)
 			releaseHandler(h)
 			_, err := h.Schema(context.Background())
+			var pe *async.ProducerError
+			if !errors.As(err, &pe) {
+				t.Errorf("%v is not a *ProducerError", err)
+			}
 			return err
 		}),
 		testsupport.Case("Handler.Schema/canceled", context.Canceled, func(t *testing.T) error {

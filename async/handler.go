@@ -343,7 +343,8 @@ func (h *Handler) release() {
 		return
 	}
 	h.released = true
-	h.schemaDone(nil, fmt.Errorf("%w: released before a schema", ErrProducer))
+	// The producer ended the stream without a schema: its error, as on_error would give it.
+	h.schemaDone(nil, &ProducerError{Code: codeEIO, Message: "the producer released the handler before sending a schema"})
 	ffi.Handle(h.c.PrivateData).Delete()
 	cdevice.Free(h.c) // no producer touches it after release
 	h.leak.Done()

@@ -13,7 +13,7 @@ func TestHandleNeverLooksLikeAPointer(t *testing.T) {
 	for i := range 1000 {
 		h := NewHandle(i)
 		hs = append(hs, h)
-		if unsafe.Sizeof(uintptr(0)) == 8 && uintptr(h)>>63 != 1 {
+		if uintptr(h)&handleTag != handleTag {
 			t.Fatalf("handle %#x lacks the tag bit", h)
 		}
 	}
