@@ -38,6 +38,7 @@ static struct {
 	cl_int (*setUserEventStatus)(cl_event, cl_int);
 	cl_int (*getEventInfo)(cl_event, cl_uint, size_t, void *, size_t *);
 	cl_int (*waitForEvents)(cl_uint, const cl_event *);
+	cl_int (*retainEvent)(cl_event);
 	cl_int (*releaseEvent)(cl_event);
 	cl_int (*finish)(cl_command_queue);
 	cl_int (*flush)(cl_command_queue);
@@ -67,6 +68,7 @@ static int cl_load(const char *lib) {
 	SYM(setUserEventStatus, "clSetUserEventStatus");
 	SYM(getEventInfo, "clGetEventInfo");
 	SYM(waitForEvents, "clWaitForEvents");
+	SYM(retainEvent, "clRetainEvent");
 	SYM(releaseEvent, "clReleaseEvent");
 	SYM(finish, "clFinish");
 	SYM(flush, "clFlush");

@@ -78,12 +78,27 @@ int peer_event_complete(struct produced *p) {
 	return err != CL_SUCCESS ? err : status == CL_COMPLETE;
 }
 
-int peer_open_gate(struct produced *p) { return cl.setUserEventStatus(p->gate, CL_COMPLETE); }
+/* peer_open_gate completes the gate. It holds its own reference on the gate
+ * for the call: clSetUserEventStatus completes the commands behind the gate,
+ * so the marker, before it returns (PoCL 3.1 locks the event again after
+ * pocl_broadcast), and a consumer on another thread that waited on the
+ * marker may meanwhile release the array, so the gate (peer_release); were
+ * that the last reference, PoCL would lock a destroyed mutex and abort
+ * ("PTHREAD ERROR in POclSetUserEventStatus(): Invalid argument"). */
+int peer_open_gate(struct produced *p) {
+	cl_event gate = p->gate; /* p may be freed during the call */
+	cl_int err = cl.retainEvent(gate);
+	if (err != CL_SUCCESS)
+		return err;
+	err = cl.setUserEventStatus(gate, CL_COMPLETE);
+	cl.releaseEvent(gate);
+	return err;
+}
 
 static void *opener(void *arg) {
 	struct produced *p = arg;
 	usleep((useconds_t)p->delay_ms * 1000);
-	cl.setUserEventStatus(p->gate, CL_COMPLETE);
+	peer_open_gate(p); /* peer_release joins this thread before freeing p */
 	return NULL;
 }
 
