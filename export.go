@@ -79,13 +79,6 @@ func (e *export) dropSource() {
 	e.source = nil
 }
 
-// abandon undoes an export that failed before anything was handed to C.
-func (e *export) abandon() {
-	e.pin.Unpin()
-	e.dropSource()
-	e.leak.Done()
-}
-
 // A slab is one pinned Go allocation carved into regions: C structs,
 // pointer arrays, int64 arrays and bytes, each with its own cursor so no
 // padding falls between items. It holds no Go pointers: the GC never scans it.

@@ -486,7 +486,7 @@ func FuzzImportSchema(f *testing.F) {
 			return
 		}
 		root := tr.nodes[0]
-		asSchema := prog != nil && len(prog) > 1 && prog[1]&1 != 0
+		asSchema := len(prog) > 1 && prog[1]&1 != 0
 		leaksBefore := cdevice.LiveLeaks()
 		var field arrow.Field
 		var sc *arrow.Schema

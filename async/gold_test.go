@@ -23,7 +23,6 @@ import (
 // The shared gold-file and comparison helpers (internal/testsupport).
 var (
 	goldCases       = testsupport.GoldCases
-	goldAllocator   = testsupport.CheckedAllocator
 	schemaDiffs     = testsupport.SchemaDiffs
 	checkBatch      = testsupport.CheckBatch
 	forEachIdentity = testsupport.ForEachIdentity

@@ -192,7 +192,6 @@ type consCase struct {
 	name   string
 	arr    func(t *testing.T) arrow.Array
 	opts   []dlpack.ExportOption
-	dtype  dlpack.DataType
 	shape  []int64
 	strid  []int64
 	expect func(t *testing.T, a arrow.Array) []byte // logical row-major elements
