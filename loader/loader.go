@@ -200,9 +200,12 @@ func reason(name string, err error) string {
 	return s
 }
 
-// rank orders device types for the automatic default; -1 is never picked.
-func rank(t abi.DeviceType) int {
-	switch t {
+// rank orders devices for the automatic default; -1 is never picked.
+func rank(d *DeviceReport) int {
+	if c, ok := d.Device.(hostProcessor); ok && c.IsCPU() {
+		return -1
+	}
+	switch d.Type {
 	case abi.DeviceCUDA:
 		return 0
 	case abi.DeviceROCm:
@@ -215,23 +218,28 @@ func rank(t abi.DeviceType) int {
 	return -1 // host memory flavours and accelerators one names explicitly
 }
 
+// hostProcessor is a device that runs on the host's own processors
+// (opencl.Device: CL_DEVICE_TYPE_CPU, such as PoCL). It does nothing the
+// CPU device cannot, and copies at a fraction of its speed.
+type hostProcessor interface{ IsCPU() bool }
+
 func pick(backends []BackendReport) (device.Device, string) {
 	var best *DeviceReport
 	for i := range backends {
 		for j := range backends[i].Devices {
 			d := &backends[i].Devices[j]
-			if r := rank(d.Type); r >= 0 && (best == nil || r < rank(best.Type)) {
+			if r := rank(d); r >= 0 && (best == nil || r < rank(best)) {
 				best = d
 			}
 		}
 	}
-	var why []string // why there is no (better) GPU
+	var why []string // why there is no (better) accelerator
 	for _, b := range backends {
 		switch {
 		case b.Err != nil:
 			why = append(why, b.Name+": "+b.Reason)
 		case best == nil:
-			why = append(why, b.Name+": only host-memory devices")
+			why = append(why, b.Name+": "+notPicked(b.Devices))
 		}
 	}
 	if len(why) == 0 {
@@ -240,11 +248,26 @@ func pick(backends []BackendReport) (device.Device, string) {
 	switch {
 	case best == nil:
 		return device.CPU, "no GPU: " + strings.Join(why, "; ")
-	case rank(best.Type) < 3:
+	case rank(best) < 3:
 		return best.Device, fmt.Sprintf("first GPU: %s (%s)", best.Spec(), best.Name)
 	}
 	return best.Device, fmt.Sprintf("no CUDA or HIP GPU (%s); first OpenCL device: %s (%s)",
 		strings.Join(why, "; "), best.Spec(), best.Name)
+}
+
+// notPicked says why none of devs is a default: they are the host's own
+// processors, which one can still name, or host memory.
+func notPicked(devs []DeviceReport) string {
+	var cpus []string
+	for _, d := range devs {
+		if c, ok := d.Device.(hostProcessor); ok && c.IsCPU() {
+			cpus = append(cpus, d.Spec())
+		}
+	}
+	if len(cpus) > 0 {
+		return fmt.Sprintf("only the host's CPU (%s: slower than the CPU device; %s=%s picks it)", strings.Join(cpus, ", "), EnvDevice, cpus[0])
+	}
+	return "only host-memory devices"
 }
 
 // Default returns the device to use and why: the one CDEVICE_DEVICE names,

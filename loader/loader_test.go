@@ -125,8 +125,21 @@ func TestDiscoverThisMachine(t *testing.T) {
 	if ci && len(cl.Devices) == 0 {
 		t.Errorf("opencl under CI: %v (want PoCL's device)", cl.Err)
 	}
+	onlyHostCL := len(cl.Devices) > 0
+	for _, d := range cl.Devices {
+		isCPU := d.Device.(hostProcessor).IsCPU()
+		onlyHostCL = onlyHostCL && isCPU
+		if d.Device.HostAccessible() && !isCPU || ci && !isCPU {
+			t.Errorf("%s (%s): IsCPU %v, HostAccessible %v; PoCL's device is CL_DEVICE_TYPE_CPU", d.Spec(), d.Name, isCPU, d.Device.HostAccessible())
+		}
+	}
 	if len(cl.Devices) > 0 && hip.Err != nil && (byName(r, "cuda") == nil || byName(r, "cuda").Err != nil) {
-		if r.Default.Type() != abi.DeviceOpenCL || !strings.Contains(r.DefaultReason, "hip: "+hip.Reason) {
+		switch {
+		case onlyHostCL: // PoCL: OpenCL on this CPU is no reason to leave the CPU device
+			if r.Default != device.CPU || !strings.Contains(r.DefaultReason, "opencl: only the host's CPU (opencl:0") {
+				t.Errorf("default %v (%q); want the CPU, saying opencl has only the host's CPU", r.Default.Type(), r.DefaultReason)
+			}
+		case r.Default.Type() != abi.DeviceOpenCL || !strings.Contains(r.DefaultReason, "hip: "+hip.Reason):
 			t.Errorf("default %v (%q); want the OpenCL device, saying why not HIP", r.Default.Type(), r.DefaultReason)
 		}
 	}
@@ -198,7 +211,10 @@ type fakeDevice struct {
 	device.Device
 	typ abi.DeviceType
 	id  int64
+	cpu bool // an OpenCL CL_DEVICE_TYPE_CPU device
 }
+
+func (d fakeDevice) IsCPU() bool { return d.cpu }
 
 func (d fakeDevice) Type() abi.DeviceType                       { return d.typ }
 func (d fakeDevice) ID() int64                                  { return d.id }
@@ -263,7 +279,7 @@ func TestPickDefault(t *testing.T) {
 		want:   dev(abi.DeviceROCm, 0),
 		reason: "first GPU: rocm:0 (fake rocm 0)",
 	}, {
-		name: "opencl of any kind",
+		name: "an OpenCL accelerator",
 		backends: []device.Backend{
 			fakeBackend{name: "cuda", err: cudaMissing},
 			fakeBackend{name: "hip", err: hipNoDevice},
@@ -272,6 +288,26 @@ func TestPickDefault(t *testing.T) {
 		want: dev(abi.DeviceOpenCL, 0),
 		reason: "no CUDA or HIP GPU (cuda: not installed: tried libcudart.so.13, libcudart.so.12; " +
 			"hip: no device (hipErrorNoDevice, 100)); first OpenCL device: opencl:0 (fake opencl 0)",
+	}, {
+		name: "OpenCL on the host's CPU (PoCL) is no default, an OpenCL GPU is",
+		backends: []device.Backend{
+			fakeBackend{name: "cuda", err: cudaMissing},
+			fakeBackend{name: "hip", err: hipNoDevice},
+			fakeBackend{name: "opencl", devs: []device.Device{fakeDevice{typ: abi.DeviceOpenCL, cpu: true}, dev(abi.DeviceOpenCL, 1)}},
+		},
+		want: dev(abi.DeviceOpenCL, 1),
+		reason: "no CUDA or HIP GPU (cuda: not installed: tried libcudart.so.13, libcudart.so.12; " +
+			"hip: no device (hipErrorNoDevice, 100)); first OpenCL device: opencl:1 (fake opencl 1)",
+	}, {
+		name: "PoCL alone: the CPU",
+		backends: []device.Backend{
+			fakeBackend{name: "cuda", err: cudaMissing},
+			fakeBackend{name: "hip", err: hipNoDevice},
+			fakeBackend{name: "opencl", devs: []device.Device{fakeDevice{typ: abi.DeviceOpenCL, cpu: true}, fakeDevice{typ: abi.DeviceOpenCL, id: 1, cpu: true}}},
+		},
+		want: device.CPU,
+		reason: "no GPU: cuda: not installed: tried libcudart.so.13, libcudart.so.12; hip: no device (hipErrorNoDevice, 100); " +
+			"opencl: only the host's CPU (opencl:0, opencl:1: slower than the CPU device; CDEVICE_DEVICE=opencl:0 picks it)",
 	}, {
 		name: "host memory is never the default; a panicking plugin is reported",
 		backends: []device.Backend{

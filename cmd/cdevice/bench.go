@@ -27,7 +27,7 @@ import (
 const benchUsage = `usage: cdevice bench [--device D] [--size BYTES] [--json]
 
 Measure, on the CPU and every device 'cdevice devices' lists (or only the
-one --device names):
+one --device, else CDEVICE_DEVICE, names):
 
   copy bandwidth     host→device (CopyToDevice) and device→host (ToHost) of an
                      int64 array of --size bytes, median of 5
@@ -115,7 +115,7 @@ type benchReport struct {
 
 func bench(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("bench", benchUsage, stderr)
-	devSpec := fs.String("device", "", "measure only this device: cpu, opencl:0, cuda:0, hip:0, ... (default: the CPU and every device found)")
+	devSpec := fs.String("device", "", "measure only this device: cpu, opencl:0, cuda:0, hip:0, ... (default: $CDEVICE_DEVICE, else the CPU and every device found)")
 	asJSON := fs.Bool("json", false, "print the numbers as JSON")
 	size := byteSize(256 << 20)
 	fs.Var(&size, "size", "bytes per copy in the bandwidth test: a number, or with KiB, MiB, GiB (default 256MiB)")

@@ -3,10 +3,13 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/purearrow/cdevice/device"
 	"github.com/purearrow/cdevice/loader"
@@ -33,33 +36,115 @@ func devices(args []string, stdout, stderr io.Writer) int {
 	if *asJSON {
 		return writeJSON(stdout, stderr, rep, def, why, defErr)
 	}
-	w := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "BACKEND\tSTATUS\tLIBRARY\tVERSION\tPROBE")
-	for _, b := range rep.Backends {
-		status := "ok"
-		if b.Err != nil {
-			status = b.Reason
-		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", b.Name, status, orDash(b.Library), orDash(b.Version), b.Elapsed.Round(time.Microsecond))
-	}
-	w.Flush()
-	fmt.Fprintln(stdout)
-	w = tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "DEVICE\tNAME\tMEMORY")
-	fmt.Fprintln(w, "cpu\thost (Go memory)\t-")
-	for _, b := range rep.Backends {
-		for _, d := range b.Devices {
-			fmt.Fprintf(w, "%s:%d\t%s\t%s\n", d.Type, d.ID, d.Name, formatMemory(d.TotalMemory))
-		}
-	}
-	w.Flush()
-	fmt.Fprintln(stdout)
+	printDevices(stdout, rep, def, why, defErr)
 	if defErr != nil {
-		fmt.Fprintf(stdout, "default: none: %v\n", defErr)
 		return 1
 	}
-	fmt.Fprintf(stdout, "default: %s (%s)\n", spec(def), why)
 	return 0
+}
+
+// textWidth is the terminal width the text reports fit; --json keeps every
+// string whole.
+const textWidth = 100
+
+// printDevices writes the devices report as text: tables whose cells are
+// shortened to fit textWidth, and the reasons, wrapped.
+func printDevices(w io.Writer, rep *loader.Report, def device.Device, why string, defErr error) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "BACKEND\tSTATUS\tLIBRARY\tVERSION\tPROBE")
+	for _, b := range rep.Backends {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", shorten(b.Name, 10), status(b.Err), shortenPath(orDash(b.Library), 34),
+			shorten(orDash(b.Version), 20), shorten(b.Elapsed.Round(time.Microsecond).String(), 12))
+	}
+	tw.Flush()
+	for _, b := range rep.Backends {
+		if b.Err != nil {
+			fmt.Fprint(w, wrap(b.Name+": ", b.Reason, textWidth))
+		}
+	}
+	fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "DEVICE\tNAME\tMEMORY")
+	fmt.Fprintln(tw, "cpu\thost (Go memory)\t-")
+	for _, b := range rep.Backends {
+		for _, d := range b.Devices {
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", shorten(d.Spec(), 16), shorten(d.Name, 60), formatMemory(d.TotalMemory))
+		}
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+	if defErr != nil {
+		fmt.Fprint(w, wrap("default: ", "none: "+defErr.Error(), textWidth))
+		return
+	}
+	fmt.Fprint(w, wrap("default: ", fmt.Sprintf("%s (%s)", spec(def), why), textWidth))
+}
+
+// status is a backend's probe error in a word or two (its reason says the
+// rest).
+func status(err error) string {
+	switch {
+	case err == nil:
+		return "ok"
+	case errors.Is(err, device.ErrNotFound):
+		return "not found"
+	case errors.Is(err, device.ErrNoDevice):
+		return "no device"
+	case errors.Is(err, device.ErrMissingSymbol):
+		return "too old"
+	}
+	return "failed"
+}
+
+// shorten cuts s to n runes, ending in "…" when it had more.
+func shorten(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}
+
+// shortenPath cuts s to n runes, keeping the end (a path's file name).
+func shortenPath(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return "…" + string(r[len(r)-n+1:])
+}
+
+// wrap returns prefix and text as lines of at most width runes, the later
+// ones indented under the text; words longer than a line are split.
+func wrap(prefix, text string, width int) string {
+	var b strings.Builder
+	indent := strings.Repeat(" ", utf8.RuneCountInString(prefix))
+	line := []rune(prefix)
+	empty := true // line holds no word yet
+	flush := func() {
+		b.WriteString(string(line) + "\n")
+		line, empty = []rune(indent), true
+	}
+	for _, word := range strings.Fields(text) {
+		wr := []rune(word)
+		if !empty && len(line)+1+len(wr) > width {
+			flush()
+		}
+		if !empty {
+			line = append(line, ' ')
+		}
+		for len(line)+len(wr) > width {
+			n := width - len(line)
+			line = append(line, wr[:n]...)
+			wr = wr[n:]
+			flush()
+		}
+		line, empty = append(line, wr...), false
+	}
+	if !empty {
+		flush()
+	}
+	return b.String()
 }
 
 func writeJSON(stdout, stderr io.Writer, rep *loader.Report, def device.Device, why string, defErr error) int {

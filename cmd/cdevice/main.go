@@ -9,13 +9,18 @@
 //	                                      round trips a batch of every type
 //	                                      family through ArrowDeviceArray,
 //	                                      ArrowDeviceArrayStream and the async
-//	                                      stream on every device, pass/fail
+//	                                      stream on every device (or the one
+//	                                      CDEVICE_DEVICE names), pass/fail
 //	cdevice bench [--device D] [--size BYTES] [--json]
 //	                                      copy bandwidth, export/import cost,
 //	                                      stream and async batches per second
-//	cdevice inspect [--json] FILE         an Arrow IPC file's schema as a C
+//	cdevice inspect [--json] [--max-memory BYTES] FILE
+//	                                      an Arrow IPC file's schema as a C
 //	                                      consumer sees it (format strings,
-//	                                      flags, metadata)
+//	                                      flags, metadata); a corrupt file is
+//	                                      an error naming it, never a crash
+//	cdevice version [--json]              this build's version, and Go's,
+//	                                      purego's and arrow-go's
 //
 // Exit status: 0 on success, 1 when something failed, 2 on a usage error.
 package main
@@ -43,6 +48,7 @@ commands:
              interfaces on every device, and say what passed
   bench      measure copy bandwidth, export/import cost and stream rates
   inspect    show an Arrow IPC file's schema as a C consumer sees it
+  version    print this build's version and those of Go, purego and arrow-go
 
 Start with 'cdevice devices', then 'cdevice selftest'.
 Run 'cdevice <command> --help' (or 'cdevice help <command>') for a command's flags.
@@ -67,6 +73,7 @@ var commands = map[string]func(args []string, stdout, stderr io.Writer) int{
 	"selftest": selftest,
 	"bench":    bench,
 	"inspect":  inspect,
+	"version":  version,
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -142,17 +149,23 @@ func spec(d device.Device) string {
 	return fmt.Sprintf("%s:%d", d.Type(), d.ID())
 }
 
-// pickDevices returns the devices the command cmd runs on (see
-// findDevices); when there are none it reports why on stderr and returns
-// the exit status, ok false.
-func pickDevices(cmd, spec string, stderr io.Writer) (devs []device.Device, code int, ok bool) {
+// pickDevices returns the devices the command cmd runs on: the one that
+// flagSpec (its --device) names, else the one CDEVICE_DEVICE names (as for
+// 'cdevice devices'), else the CPU and every device discovery found. When
+// there are none it reports why on stderr and returns the exit status, ok
+// false.
+func pickDevices(cmd, flagSpec string, stderr io.Writer) (devs []device.Device, code int, ok bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	devs, isUsage, err := findDevices(ctx, spec)
+	source, s := "--device", flagSpec
+	if s == "" {
+		source, s = loader.EnvDevice, strings.TrimSpace(os.Getenv(loader.EnvDevice))
+	}
+	devs, isUsage, err := findDevices(ctx, source, s)
 	switch {
 	case err == nil:
 		return devs, exitOK, true
-	case isUsage:
+	case isUsage && source == "--device":
 		return nil, usageError(stderr, cmd, "%v", err), false
 	default:
 		fmt.Fprintf(stderr, "cdevice %s: %v\n", cmd, err)
@@ -160,18 +173,19 @@ func pickDevices(cmd, spec string, stderr io.Writer) (devs []device.Device, code
 	}
 }
 
-// findDevices returns the devices a command runs on: the one that spec names
-// (spec as CDEVICE_DEVICE spells it), or with spec empty the CPU and every
-// device discovery found. A spec that does not parse is a usage error
-// (usage true); a device this machine lacks is not.
-func findDevices(ctx context.Context, spec string) (devs []device.Device, usage bool, err error) {
+// findDevices returns the devices a command runs on: the one that spec
+// names (spec as CDEVICE_DEVICE spells it; source says where it came from),
+// or with spec empty the CPU and every device discovery found. A spec that
+// does not parse is a usage error (usage true); a device this machine lacks
+// is not.
+func findDevices(ctx context.Context, source, spec string) (devs []device.Device, usage bool, err error) {
 	var (
 		t  abi.DeviceType
 		id int64
 	)
 	if spec != "" {
 		if t, id, err = loader.ParseDeviceSpec(spec); err != nil {
-			return nil, true, fmt.Errorf("--device: %w", err)
+			return nil, true, fmt.Errorf("%s: %w", source, err)
 		}
 		if t == abi.DeviceCPU {
 			return []device.Device{device.CPU}, false, nil
@@ -203,7 +217,11 @@ func findDevices(ctx context.Context, spec string) (devs []device.Device, usage 
 			why = append(why, b.Name+": "+b.Reason)
 		}
 	}
-	msg := fmt.Sprintf("--device %s: this machine has no such device (it has %s)", spec, strings.Join(have, ", "))
+	named := source + " " + spec
+	if source == loader.EnvDevice {
+		named = source + "=" + spec
+	}
+	msg := fmt.Sprintf("%s: this machine has no such device (it has %s)", named, strings.Join(have, ", "))
 	if len(why) > 0 {
 		msg += "; unavailable backends: " + strings.Join(why, "; ")
 	}

@@ -176,7 +176,8 @@ func TestUsageErrors(t *testing.T) {
 		{}, {"frobnicate"}, {"devices", "--bogus"}, {"devices", "extra"},
 		{"selftest", "--bogus"}, {"selftest", "--device", "gpu"}, {"selftest", "--device", "opencl:-1"}, {"selftest", "cpu"},
 		{"bench", "--size", "lots"}, {"bench", "--size", "4"}, {"bench", "--device", "cpu:0"}, {"bench", "--size"},
-		{"inspect"}, {"inspect", "a.arrow", "b.arrow"}, {"inspect", "--bogus", "a.arrow"}, {"help", "frobnicate"},
+		{"inspect"}, {"inspect", "a.arrow", "b.arrow"}, {"inspect", "--bogus", "a.arrow"}, {"inspect", "--max-memory", "lots", "a.arrow"},
+		{"version", "extra"}, {"help", "frobnicate"},
 	} {
 		r := runCommand(t, nil, args...)
 		if r.code != 2 || !strings.Contains(r.stdout+r.stderr, "usage") {
@@ -188,7 +189,7 @@ func TestUsageErrors(t *testing.T) {
 // --help (and 'cdevice help CMD') prints a command's usage and succeeds.
 func TestHelp(t *testing.T) {
 	r := runCommand(t, nil, "--help")
-	for _, cmd := range []string{"devices", "selftest", "bench", "inspect"} {
+	for _, cmd := range []string{"devices", "selftest", "bench", "inspect", "version"} {
 		if r.code != 0 || !strings.Contains(r.stderr, "  "+cmd+" ") {
 			t.Errorf("cdevice --help: exit %d, lacks %s:\n%s", r.code, cmd, r.stderr)
 		}
@@ -200,7 +201,8 @@ func TestHelp(t *testing.T) {
 		{"devices", []string{"-json"}},
 		{"selftest", []string{"-device", "-json", "ArrowDeviceArrayStream", "ArrowAsyncDeviceStream", "Exit status"}},
 		{"bench", []string{"-device", "-json", "-size", "256MiB"}},
-		{"inspect", []string{"-json", "FILE", "ARROW1"}},
+		{"inspect", []string{"-json", "-max-memory", "FILE", "ARROW1"}},
+		{"version", []string{"-json", "purego", "arrow-go"}},
 	} {
 		for _, args := range [][]string{{c.cmd, "--help"}, {c.cmd, "-h"}, {"help", c.cmd}} {
 			r := runCommand(t, nil, args...)

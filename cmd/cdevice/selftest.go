@@ -32,7 +32,7 @@ views, fixed-size binary, lists of every kind, struct, map, sparse and dense
 unions, dictionaries, run-end encoding, extension types; with nulls and sliced
 columns) in batches of 8 rows, a slice of them, 504 rows, none, and nulls only,
 through the C interfaces, on the CPU and on every device 'cdevice devices'
-lists:
+lists (or only the one --device, else CDEVICE_DEVICE, names):
 
   ArrowDeviceArray         CopyRecordBatchToDevice, Export, ImportDeviceRecordBatch, ToHost
   ArrowDeviceArrayStream   stream.ExportReaderToDevice, stream.ImportDeviceStream, HostRecords
@@ -105,7 +105,7 @@ type selftestReport struct {
 
 func selftest(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("selftest", selftestUsage, stderr)
-	devSpec := fs.String("device", "", "test only this device: cpu, opencl:0, cuda:0, hip:0, ... (default: the CPU and every device found)")
+	devSpec := fs.String("device", "", "test only this device: cpu, opencl:0, cuda:0, hip:0, ... (default: $CDEVICE_DEVICE, else the CPU and every device found)")
 	asJSON := fs.Bool("json", false, "print the results as JSON")
 	rest, code, ok := parseFlags(fs, args)
 	if !ok {

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/purearrow/cdevice/loader"
 )
 
 type selftestJSON struct {
@@ -145,5 +147,23 @@ func TestSelftestUnavailableDevice(t *testing.T) {
 	if r.code != 1 || !strings.Contains(r.stderr, "no such device") || !strings.Contains(r.stderr, "opencl: ") ||
 		!strings.Contains(r.stderr, "/nonexistent") || !strings.Contains(r.stderr, "cdevice devices") {
 		t.Errorf("exit %d, stderr %q", r.code, r.stderr)
+	}
+}
+
+// CDEVICE_DEVICE picks the device, as it picks the default of 'cdevice
+// devices'; --device overrides it.
+func TestSelftestDeviceEnv(t *testing.T) {
+	devs := availableDevices(t)
+	want := devs[len(devs)-1] // a GPU or OpenCL device where there is one
+	checkSelftest(t, runCommand(t, []string{loader.EnvDevice + "=" + want}, "selftest", "--json"), []string{want})
+	checkSelftest(t, runCommand(t, []string{loader.EnvDevice + "=opencl:99"}, "selftest", "--json", "--device", "cpu"), []string{"cpu"})
+	for env, msg := range map[string]string{
+		"opencl:99": "CDEVICE_DEVICE=opencl:99: this machine has no such device",
+		"gpu":       "CDEVICE_DEVICE: loader: malformed device spec",
+	} {
+		r := runCommand(t, []string{loader.EnvDevice + "=" + env}, "selftest")
+		if r.code != 1 || !strings.Contains(r.stderr, msg) {
+			t.Errorf("%s=%s: exit %d, stderr %q", loader.EnvDevice, env, r.code, r.stderr)
+		}
 	}
 }
