@@ -47,7 +47,9 @@ func runCommand(t *testing.T, env []string, args ...string) result {
 		name, args = wrapper[0], append(append(wrapper[1:], name), args...)
 	}
 	cmd := exec.Command(name, args...)
-	cmd.Env = append(append(os.Environ(), mainEnv+"=1"), env...)
+	// A race-enabled child would sleep a second at exit (the race
+	// detector's atexit_sleep_ms) on each of these runs.
+	cmd.Env = append(append(os.Environ(), mainEnv+"=1", "GORACE=atexit_sleep_ms=0 "+os.Getenv("GORACE")), env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
