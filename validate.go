@@ -428,6 +428,13 @@ func (x intsView) at(i int) int64 {
 func (v *validator) offsets(l *vlevel, w, limit int, what string) (intsView, error) {
 	offs := intsView{b: l.buf(1), w: w, signed: true}
 	if l.length == 0 {
+		// No slots, but an offset that is there still says where the
+		// (empty) values start, and an importer sizes the values by it.
+		if len(offs.b) >= (l.off+1)*w {
+			if o := offs.at(l.off); o < 0 || o > int64(limit) {
+				return offs, v.errorf("the offset of an empty array, %d, is outside the %s (%d)", o, what, limit)
+			}
+		}
 		return offs, nil
 	}
 	if err := v.need(l, 1, l.end+1, w, "offsets buffer"); err != nil {

@@ -153,6 +153,9 @@ func TestValidateCorrupt(t *testing.T) {
 	}{
 		{"string offsets decrease", vnd(str, 3, []*memory.Buffer{nil, vints[int32](0, 2, 1, 3), vstr("abc")}, nil, 0, 0), "offsets decrease at slot 1"},
 		{"string offsets past data", vnd(str, 2, []*memory.Buffer{nil, vints[int32](0, 1, 9), vstr("abc")}, nil, 0, 0), "past the end of the data buffer"},
+		{"empty string offset past data", vnd(str, 0, []*memory.Buffer{nil, vints[int32](153), nil}, nil, 0, 0), "the offset of an empty array, 153, is outside the data buffer (0)"},
+		{"empty sliced binary offset negative", vnd(arrow.BinaryTypes.Binary, 0, []*memory.Buffer{nil, vints[int32](0, -4), vstr("ab")}, nil, 0, 1), "the offset of an empty array, -4"},
+		{"empty list offset past child", vnd(listOfInt, 0, []*memory.Buffer{nil, vints[int32](7)}, []arrow.ArrayData{int32Child(4)}, 0, 0), "outside the child (4)"},
 		{"string negative first offset", vnd(str, 2, []*memory.Buffer{nil, vints[int32](-1, 1, 2), vstr("abc")}, nil, 0, 0), "negative"},
 		{"string offsets too short", vnd(str, 3, []*memory.Buffer{nil, vints[int32](0, 1), vstr("abc")}, nil, 0, 0), "offsets buffer has 8 bytes"},
 		{"sliced string offsets decrease", vnd(str, 2, []*memory.Buffer{nil, vints[int32](0, 1, 3, 2), vstr("abc")}, nil, 0, 1), "offsets decrease at slot 1"},
