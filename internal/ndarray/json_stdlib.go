@@ -17,22 +17,3 @@ func newJSONDecoder(data []byte) *jsonDecoder {
 	dec.UseNumber()
 	return dec
 }
-
-// UnmarshalOne appends one JSON value.
-func (b *bool8Builder) UnmarshalOne(dec *jsonDecoder) error {
-	t, err := dec.Token()
-	if err != nil {
-		return err
-	}
-	return b.appendToken(t)
-}
-
-// Unmarshal appends JSON values up to the end of the enclosing array.
-func (b *bool8Builder) Unmarshal(dec *jsonDecoder) error {
-	for dec.More() {
-		if err := b.UnmarshalOne(dec); err != nil {
-			return err
-		}
-	}
-	return nil
-}
