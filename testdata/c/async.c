@@ -1052,7 +1052,10 @@ static int as_consumer_settled(const struct as_consumer *c)
 
 /* as_consumer_wait waits up to timeout_ms for release and for the workers to
  * finish every task; 0, or ETIMEDOUT. */
-int as_consumer_wait(struct as_consumer *c, intptr_t timeout_ms)
+/* as_wait_until waits on cv under mu, up to timeout_ms, until done(arg);
+ * 0, or ETIMEDOUT. */
+static int as_wait_until(pthread_mutex_t *mu, pthread_cond_t *cv, int (*done)(const void *), const void *arg,
+			 intptr_t timeout_ms)
 {
 	struct timespec ts;
 	int ok;
@@ -1063,23 +1066,33 @@ int as_consumer_wait(struct as_consumer *c, intptr_t timeout_ms)
 		ts.tv_sec++;
 		ts.tv_nsec -= 1000000000L;
 	}
-	pthread_mutex_lock(&c->mu);
-	while (!as_consumer_settled(c))
-		if (pthread_cond_timedwait(&c->done_cv, &c->mu, &ts) == ETIMEDOUT)
+	pthread_mutex_lock(mu);
+	while (!done(arg))
+		if (pthread_cond_timedwait(cv, mu, &ts) == ETIMEDOUT)
 			break;
-	ok = as_consumer_settled(c);
-	pthread_mutex_unlock(&c->mu);
+	ok = done(arg);
+	pthread_mutex_unlock(mu);
 	return ok ? 0 : ETIMEDOUT;
 }
 
-static int64_t as_consumer_get(struct as_consumer *c, const int64_t *field)
+/* as_locked_get reads *field under mu. */
+static int64_t as_locked_get(pthread_mutex_t *mu, const int64_t *field)
 {
 	int64_t v;
-	pthread_mutex_lock(&c->mu);
+	pthread_mutex_lock(mu);
 	v = *field;
-	pthread_mutex_unlock(&c->mu);
+	pthread_mutex_unlock(mu);
 	return v;
 }
+
+static int as_consumer_settled_arg(const void *c) { return as_consumer_settled(c); }
+
+int as_consumer_wait(struct as_consumer *c, intptr_t timeout_ms)
+{
+	return as_wait_until(&c->mu, &c->done_cv, as_consumer_settled_arg, c, timeout_ms);
+}
+
+static int64_t as_consumer_get(struct as_consumer *c, const int64_t *field) { return as_locked_get(&c->mu, field); }
 
 /* Batches extracted and checked (not those discarded after cancel). */
 intptr_t as_consumer_batches(struct as_consumer *c) { return as_consumer_get(c, &c->checked); }
@@ -1346,34 +1359,14 @@ struct ArrowAsyncDeviceStreamHandler *as_late_handler(struct as_late *c) { retur
 
 /* as_late_wait waits up to timeout_ms for release and for the worker to
  * extract every task; 0, or ETIMEDOUT. */
+static int as_late_worker_done(const void *c) { return ((const struct as_late *)c)->worker_done; }
+
 int as_late_wait(struct as_late *c, intptr_t timeout_ms)
 {
-	struct timespec ts;
-	int ok;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += (time_t)(timeout_ms / 1000);
-	ts.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-	if (ts.tv_nsec >= 1000000000L) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000L;
-	}
-	pthread_mutex_lock(&c->mu);
-	while (!c->worker_done)
-		if (pthread_cond_timedwait(&c->cv, &c->mu, &ts) == ETIMEDOUT)
-			break;
-	ok = c->worker_done;
-	pthread_mutex_unlock(&c->mu);
-	return ok ? 0 : ETIMEDOUT;
+	return as_wait_until(&c->mu, &c->cv, as_late_worker_done, c, timeout_ms);
 }
 
-static int64_t as_late_get(struct as_late *c, const int64_t *field)
-{
-	int64_t v;
-	pthread_mutex_lock(&c->mu);
-	v = *field;
-	pthread_mutex_unlock(&c->mu);
-	return v;
-}
+static int64_t as_late_get(struct as_late *c, const int64_t *field) { return as_locked_get(&c->mu, field); }
 
 /* Tasks queued, batches extracted and checked, their rows, request and
  * cancel calls the worker made after release, and breaches seen. */
