@@ -461,19 +461,8 @@ func TestOpenCLFailedEventIsErrRuntime(t *testing.T) {
 			name += "/WithContext"
 		}
 		t.Run(name, func(t *testing.T) {
-			errc, err := ffi.Calloc(4)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer ffi.Free(errc)
-			p := f("peer_produce")(dev.Context(), dev.CommandQueue(), boolArg(dev.UsesSVM()), n, 1, uintptr(errc))
-			if p == 0 {
-				t.Fatalf("peer_produce: %d", *(*int32)(errc))
-			}
-			arr, sch := offHeap[abi.DeviceArray](t), offHeap[abi.Schema](t)
-			if r := f("peer_arrow_produce")(p, n, uintptr(dev.ID()), uintptr(unsafe.Pointer(sch)), uintptr(unsafe.Pointer(arr))); r != 0 {
-				t.Fatalf("peer_arrow_produce = %d", r)
-			}
+			p, arr, sch := peerArray(t, dev, f, n, 1)
+			var err error
 			if r := int32(f("peer_fail_event")(p, uintptr(unsafe.Pointer(arr)))); r != 0 {
 				t.Fatalf("peer_fail_event = %d", r)
 			}

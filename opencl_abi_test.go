@@ -28,6 +28,27 @@ func openclPeer(t *testing.T) (*opencl.Device, func(string) func(...uintptr) uin
 	return dev, f
 }
 
+// peerArray has the C peer produce n int32 values from seed on dev, written
+// behind its gate, as an ArrowDeviceArray and schema; p is the peer's
+// handle for opening the gate.
+func peerArray(t *testing.T, dev *opencl.Device, f func(string) func(...uintptr) uintptr, n, seed int) (p uintptr, arr *abi.DeviceArray, sch *abi.Schema) {
+	t.Helper()
+	errc, err := ffi.Calloc(4) // cl_int out-parameter
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ffi.Free(errc)
+	p = f("peer_produce")(dev.Context(), dev.CommandQueue(), boolArg(dev.UsesSVM()), uintptr(n), uintptr(seed), uintptr(errc))
+	if p == 0 {
+		t.Fatalf("peer_produce: %d", *(*int32)(errc))
+	}
+	arr, sch = offHeap[abi.DeviceArray](t), offHeap[abi.Schema](t)
+	if r := f("peer_arrow_produce")(p, uintptr(n), uintptr(dev.ID()), uintptr(unsafe.Pointer(sch)), uintptr(unsafe.Pointer(arr))); r != 0 {
+		t.Fatalf("peer_arrow_produce = %d", r)
+	}
+	return p, arr, sch
+}
+
 // A C producer hands over an ArrowDeviceArray whose data is written only
 // when a gate opens; the import must wait on its cl_event, then read it.
 func TestOpenCLImportFromCWaitsOnEvent(t *testing.T) {
@@ -36,19 +57,7 @@ func TestOpenCLImportFromCWaitsOnEvent(t *testing.T) {
 	for _, onDevice := range []bool{true, false} {
 		name := map[bool]string{true: "ImportDeviceArrayOnDevice", false: "ImportDeviceArray"}[onDevice]
 		t.Run(name, func(t *testing.T) {
-			errc, err := ffi.Calloc(4) // cl_int out-parameter
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer ffi.Free(errc)
-			p := f("peer_produce")(dev.Context(), dev.CommandQueue(), boolArg(dev.UsesSVM()), n, seed, uintptr(errc))
-			if p == 0 {
-				t.Fatalf("peer_produce: %d", *(*int32)(errc))
-			}
-			arr, sch := offHeap[abi.DeviceArray](t), offHeap[abi.Schema](t)
-			if r := f("peer_arrow_produce")(p, n, uintptr(dev.ID()), uintptr(unsafe.Pointer(sch)), uintptr(unsafe.Pointer(arr))); r != 0 {
-				t.Fatalf("peer_arrow_produce = %d", r)
-			}
+			p, arr, sch := peerArray(t, dev, f, n, seed)
 			done := make(chan arrow.Array, 1)
 			go func() {
 				var a arrow.Array
@@ -113,19 +122,7 @@ func TestOpenCLImportContextBoundsEventWait(t *testing.T) {
 	for name, imp := range imports {
 		t.Run(name, func(t *testing.T) {
 			before := cdevice.LiveLeaks()
-			errc, err := ffi.Calloc(4)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer ffi.Free(errc)
-			p := f("peer_produce")(dev.Context(), dev.CommandQueue(), boolArg(dev.UsesSVM()), n, 1, uintptr(errc))
-			if p == 0 {
-				t.Fatalf("peer_produce: %d", *(*int32)(errc))
-			}
-			arr, sch := offHeap[abi.DeviceArray](t), offHeap[abi.Schema](t)
-			if r := f("peer_arrow_produce")(p, n, uintptr(dev.ID()), uintptr(unsafe.Pointer(sch)), uintptr(unsafe.Pointer(arr))); r != 0 {
-				t.Fatalf("peer_arrow_produce = %d", r)
-			}
+			p, arr, sch := peerArray(t, dev, f, n, 1)
 			if r := f("peer_open_gate_after")(p, 150); r != 0 {
 				t.Fatal("pthread_create failed")
 			}
