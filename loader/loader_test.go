@@ -237,9 +237,9 @@ func (b fakeBackend) Probe(context.Context) (device.Info, error) {
 }
 
 var (
-	cudaMissing = fmt.Errorf("%w: cuda: not installed: tried libcudart.so.13, libcudart.so.12", device.ErrNotFound)
-	hipNoDevice = fmt.Errorf("hip: no device (hipErrorNoDevice, 100): %w", device.ErrNoDevice)
-	clMissing   = fmt.Errorf("%w: opencl: no OpenCL library (tried libOpenCL.so.1)", device.ErrNotFound)
+	errCUDAMissing = fmt.Errorf("%w: cuda: not installed: tried libcudart.so.13, libcudart.so.12", device.ErrNotFound)
+	errHIPNoDevice = fmt.Errorf("hip: no device (hipErrorNoDevice, 100): %w", device.ErrNoDevice)
+	errCLMissing   = fmt.Errorf("%w: opencl: no OpenCL library (tried libOpenCL.so.1)", device.ErrNotFound)
 )
 
 func dev(t abi.DeviceType, id int64) device.Device { return fakeDevice{typ: t, id: id} }
@@ -253,9 +253,9 @@ func TestPickDefault(t *testing.T) {
 	}{{
 		name: "nothing installed",
 		backends: []device.Backend{
-			fakeBackend{name: "cuda", err: cudaMissing},
-			fakeBackend{name: "hip", err: hipNoDevice},
-			fakeBackend{name: "opencl", err: clMissing},
+			fakeBackend{name: "cuda", err: errCUDAMissing},
+			fakeBackend{name: "hip", err: errHIPNoDevice},
+			fakeBackend{name: "opencl", err: errCLMissing},
 		},
 		want: device.CPU,
 		reason: "no GPU: cuda: not installed: tried libcudart.so.13, libcudart.so.12; " +
@@ -272,7 +272,7 @@ func TestPickDefault(t *testing.T) {
 	}, {
 		name: "hip",
 		backends: []device.Backend{
-			fakeBackend{name: "cuda", err: cudaMissing},
+			fakeBackend{name: "cuda", err: errCUDAMissing},
 			fakeBackend{name: "hip", devs: []device.Device{dev(abi.DeviceROCmHost, 0), dev(abi.DeviceROCm, 0)}},
 			fakeBackend{name: "opencl", devs: []device.Device{dev(abi.DeviceOpenCL, 0)}},
 		},
@@ -281,8 +281,8 @@ func TestPickDefault(t *testing.T) {
 	}, {
 		name: "an OpenCL accelerator",
 		backends: []device.Backend{
-			fakeBackend{name: "cuda", err: cudaMissing},
-			fakeBackend{name: "hip", err: hipNoDevice},
+			fakeBackend{name: "cuda", err: errCUDAMissing},
+			fakeBackend{name: "hip", err: errHIPNoDevice},
 			fakeBackend{name: "opencl", devs: []device.Device{dev(abi.DeviceOpenCL, 0)}},
 		},
 		want: dev(abi.DeviceOpenCL, 0),
@@ -291,8 +291,8 @@ func TestPickDefault(t *testing.T) {
 	}, {
 		name: "OpenCL on the host's CPU (PoCL) is no default, an OpenCL GPU is",
 		backends: []device.Backend{
-			fakeBackend{name: "cuda", err: cudaMissing},
-			fakeBackend{name: "hip", err: hipNoDevice},
+			fakeBackend{name: "cuda", err: errCUDAMissing},
+			fakeBackend{name: "hip", err: errHIPNoDevice},
 			fakeBackend{name: "opencl", devs: []device.Device{fakeDevice{typ: abi.DeviceOpenCL, cpu: true}, dev(abi.DeviceOpenCL, 1)}},
 		},
 		want: dev(abi.DeviceOpenCL, 1),
@@ -301,8 +301,8 @@ func TestPickDefault(t *testing.T) {
 	}, {
 		name: "PoCL alone: the CPU",
 		backends: []device.Backend{
-			fakeBackend{name: "cuda", err: cudaMissing},
-			fakeBackend{name: "hip", err: hipNoDevice},
+			fakeBackend{name: "cuda", err: errCUDAMissing},
+			fakeBackend{name: "hip", err: errHIPNoDevice},
 			fakeBackend{name: "opencl", devs: []device.Device{fakeDevice{typ: abi.DeviceOpenCL, cpu: true}, fakeDevice{typ: abi.DeviceOpenCL, id: 1, cpu: true}}},
 		},
 		want: device.CPU,
@@ -365,8 +365,8 @@ func TestReason(t *testing.T) {
 
 func TestUnavailableNamesTheBackend(t *testing.T) {
 	r := discover([]device.Backend{
-		fakeBackend{name: "cuda", err: cudaMissing},
-		fakeBackend{name: "hip", err: hipNoDevice},
+		fakeBackend{name: "cuda", err: errCUDAMissing},
+		fakeBackend{name: "hip", err: errHIPNoDevice},
 		fakeBackend{name: "opencl", devs: []device.Device{dev(abi.DeviceOpenCL, 0)}},
 	})
 	_, err := r.find(abi.DeviceCUDAManaged, 0)

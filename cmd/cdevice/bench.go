@@ -445,7 +445,7 @@ func asyncOnce(ctx context.Context, rec arrow.RecordBatch, dev device.Device) er
 		return readErr
 	}
 	if err := <-produced; err != nil {
-		return fmt.Errorf("Produce: %w", err)
+		return fmt.Errorf("async.Produce: %w", err)
 	}
 	return h.Close(ctx)
 }

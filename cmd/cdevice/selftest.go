@@ -323,7 +323,7 @@ func deviceArrayOnce(ctx context.Context, dev device.Device, rec arrow.RecordBat
 	err = db.Export(arr, sch)
 	db.Release() // the export holds its own reference
 	if err != nil {
-		return fmt.Errorf("Export: %w", err)
+		return fmt.Errorf("DeviceRecordBatch.Export: %w", err)
 	}
 	var wrong error
 	switch {
@@ -470,7 +470,7 @@ func viaAsync(ctx context.Context, dev device.Device, want []arrow.RecordBatch) 
 		return fmt.Errorf("the handler got %d batches, want %d", n, len(want))
 	}
 	if err := <-produced; err != nil {
-		return fmt.Errorf("Produce: %w", err)
+		return fmt.Errorf("async.Produce: %w", err)
 	}
 	select {
 	case <-h.Done():
