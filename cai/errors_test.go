@@ -3,7 +3,6 @@ package cai_test
 import (
 	"context"
 	"os"
-	"os/exec"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -11,6 +10,7 @@ import (
 	"github.com/purearrow/cdevice/abi"
 	"github.com/purearrow/cdevice/cai"
 	"github.com/purearrow/cdevice/device"
+	"github.com/purearrow/cdevice/internal/selfexec"
 	"github.com/purearrow/cdevice/internal/testsupport"
 )
 
@@ -161,8 +161,7 @@ func TestImportWithoutCUDABackend(t *testing.T) {
 		testsupport.WantError(t, "Import without a CUDA backend", err, cdevice.ErrNoDevice)
 		return
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestImportWithoutCUDABackend$")
-	cmd.Env = append(os.Environ(), child+"=1")
+	cmd := selfexec.Command([]string{child + "=1"}, "-test.run=^TestImportWithoutCUDABackend$")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("child: %v\n%s", err, out)
 	}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"runtime"
 	"strings"
 	"sync"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/purearrow/cdevice/abi"
 	"github.com/purearrow/cdevice/device"
+	"github.com/purearrow/cdevice/internal/selfexec"
 )
 
 func TestParseDeviceSpec(t *testing.T) {
@@ -461,15 +461,8 @@ func TestHelperProcess(t *testing.T) {
 // runHelper runs Discover in a fresh process with env added.
 func runHelper(tb testing.TB, env ...string) helperOutput {
 	tb.Helper()
-	name, args := os.Args[0], []string{"-test.run=^TestHelperProcess$", "-test.count=1"}
-	// Under qemu-user without binfmt_misc the child needs go test's -exec
-	// wrapper too; CI names it (CDEVICE_TEST_EXEC=qemu-arm-static).
-	if wrapper := strings.Fields(os.Getenv("CDEVICE_TEST_EXEC")); len(wrapper) > 0 {
-		name, args = wrapper[0], append(append(wrapper[1:], name), args...)
-	}
-	cmd := exec.Command(name, args...)
-	cmd.Env = append(os.Environ(), helperEnv+"=1", EnvDevice+"=")
-	cmd.Env = append(cmd.Env, env...)
+	cmd := selfexec.Command(append([]string{helperEnv + "=1", EnvDevice + "="}, env...),
+		"-test.run=^TestHelperProcess$", "-test.count=1")
 	b, err := cmd.CombinedOutput()
 	if err != nil {
 		tb.Fatalf("helper: %v\n%s", err, b)

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/purearrow/cdevice/internal/selfexec"
 	"github.com/purearrow/cdevice/internal/testsupport"
 )
 
@@ -17,11 +18,6 @@ import (
 // binary, which is the cdevice command when mainEnv is set (one build for
 // tests and child, with go test's flags, for any GOARCH).
 const mainEnv = "CDEVICE_TEST_MAIN"
-
-// execEnv names a wrapper that runs this package's binaries, as go test
-// -exec does: under qemu-user without binfmt_misc, the child needs it too
-// (CI sets CDEVICE_TEST_EXEC=qemu-arm-static for its arm run).
-const execEnv = "CDEVICE_TEST_EXEC"
 
 // TestMain runs the command when it is the child, else the tests, then
 // fails the binary if anything is still held across the C boundary.
@@ -42,14 +38,7 @@ type result struct {
 // would, and returns what it printed and its exit status.
 func runCommand(t *testing.T, env []string, args ...string) result {
 	t.Helper()
-	name := os.Args[0]
-	if wrapper := strings.Fields(os.Getenv(execEnv)); len(wrapper) > 0 {
-		name, args = wrapper[0], append(append(wrapper[1:], name), args...)
-	}
-	cmd := exec.Command(name, args...)
-	// A race-enabled child would sleep a second at exit (the race
-	// detector's atexit_sleep_ms) on each of these runs.
-	cmd.Env = append(append(os.Environ(), mainEnv+"=1", "GORACE=atexit_sleep_ms=0 "+os.Getenv("GORACE")), env...)
+	cmd := selfexec.Command(append([]string{mainEnv + "=1"}, env...), args...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
