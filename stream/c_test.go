@@ -693,7 +693,6 @@ func TestCProducerDeviceStreamCPU(t *testing.T) {
 				t.Fatal(err)
 			}
 			cstCheckBatch(t, n, rows, rec)
-			rec.Release()
 			n++
 		}
 		if n != batches {
@@ -701,6 +700,30 @@ func TestCProducerDeviceStreamCPU(t *testing.T) {
 		}
 		r.Release()
 		cstWantLive(t, 0, "after Release")
+	})
+	// A batch is valid in the loop body and released after it, unless
+	// retained there: then it outlives the loop and the reader.
+	t.Run("HostRecords/retained", func(t *testing.T) {
+		cstNoLeaks(t)
+		r := mk(t, -1)
+		var kept arrow.RecordBatch
+		n := 0
+		for rec, err := range r.HostRecords(context.Background()) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n == 1 {
+				rec.Retain()
+				kept = rec
+			}
+			n++
+		}
+		r.Release()
+		if kept == nil {
+			t.Fatalf("%d batches", n)
+		}
+		cstCheckBatch(t, 1, rows, kept)
+		kept.Release()
 	})
 	t.Run("Next", func(t *testing.T) {
 		cstNoLeaks(t)
@@ -742,7 +765,6 @@ func TestCProducerDeviceStreamCPU(t *testing.T) {
 				break
 			}
 			cstCheckBatch(t, n, rows, rec)
-			rec.Release()
 			n++
 		}
 		var pe *stream.ProducerError
@@ -896,7 +918,6 @@ func TestCProducerDeviceStreamOpenCL(t *testing.T) {
 				break
 			}
 		}
-		rec.Release()
 		n++
 	}
 	if n != batches {

@@ -132,8 +132,7 @@ func ExampleExportReaderToDevice() {
 		if err != nil {
 			log.Fatal(err)
 		}
-		fmt.Println(rec.Column(0), rec.Column(1))
-		rec.Release() // each host copy is the caller's
+		fmt.Println(rec.Column(0), rec.Column(1)) // valid in the loop body
 	}
 	// Output:
 	// device: cpu

@@ -404,8 +404,9 @@ func (r *DeviceReader) All(ctx context.Context) iter.Seq2[*cdevice.DeviceRecordB
 	}
 }
 
-// HostRecords yields every remaining batch copied to Go memory (the caller
-// releases each), then (nil, err) if the stream failed or ctx is done.
+// HostRecords yields every remaining batch copied to Go memory, valid
+// during the loop body (Retain it to keep it), as All does, then (nil, err)
+// if the stream failed or ctx is done.
 func (r *DeviceReader) HostRecords(ctx context.Context) iter.Seq2[arrow.RecordBatch, error] {
 	return func(yield func(arrow.RecordBatch, error) bool) {
 		for b, err := range r.All(ctx) {
@@ -414,7 +415,13 @@ func (r *DeviceReader) HostRecords(ctx context.Context) iter.Seq2[arrow.RecordBa
 				return
 			}
 			rb, err := b.ToHost(ctx)
-			if !yield(rb, err) || err != nil {
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			more := yield(rb, nil)
+			rb.Release()
+			if !more {
 				return
 			}
 		}

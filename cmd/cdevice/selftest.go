@@ -383,7 +383,6 @@ func viaDeviceStream(ctx context.Context, dev device.Device, want []arrow.Record
 		} else if err := sameBatch(want[n], rec, false); err != nil {
 			bad = fmt.Errorf("batch %d: %w", n, err)
 		}
-		rec.Release()
 		if bad != nil {
 			return bad
 		}
