@@ -7,11 +7,8 @@ import (
 	"github.com/purearrow/cdevice/internal/ffi"
 )
 
-// Struct is the set of C interface structs that New allocates.
-type Struct interface {
-	abi.Schema | abi.Array | abi.ArrayStream | abi.DeviceArray | abi.DeviceArrayStream |
-		abi.AsyncTask | abi.AsyncProducer | abi.AsyncDeviceStreamHandler
-}
+// Struct is the set of C interface structs that New allocates (abi.Struct).
+type Struct = abi.Struct
 
 // New returns a zeroed T in C heap memory: a struct that C may fill, read and
 // keep after a call returns, which Go memory must not be unless pinned. Give

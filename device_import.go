@@ -28,7 +28,7 @@ import (
 func ImportDeviceArrayOnDevice(arr *abi.DeviceArray, schema *abi.Schema, opts ...ImportOption) (*DeviceArray, error) {
 	f, err := ImportField(schema)
 	if err != nil {
-		releaseDeviceArray(arr)
+		ReleaseDeviceArray(arr)
 		return nil, err
 	}
 	return importDeviceTree(arr, f.Type, applyImportOptions(opts))
@@ -39,7 +39,7 @@ func ImportDeviceArrayOnDevice(arr *abi.DeviceArray, schema *abi.Schema, opts ..
 func ImportDeviceRecordBatch(arr *abi.DeviceArray, schema *abi.Schema, opts ...ImportOption) (*DeviceRecordBatch, error) {
 	sc, err := ImportSchema(schema)
 	if err != nil {
-		releaseDeviceArray(arr)
+		ReleaseDeviceArray(arr)
 		return nil, err
 	}
 	return ImportDeviceRecordBatchWithSchema(arr, sc, opts...)
@@ -49,7 +49,7 @@ func ImportDeviceRecordBatch(arr *abi.DeviceArray, schema *abi.Schema, opts ...I
 // already imported (a stream's).
 func ImportDeviceRecordBatchWithSchema(arr *abi.DeviceArray, sc *arrow.Schema, opts ...ImportOption) (*DeviceRecordBatch, error) {
 	if sc == nil {
-		releaseDeviceArray(arr)
+		ReleaseDeviceArray(arr)
 		return nil, invalidf("nil schema")
 	}
 	if arr != nil && arr.Array.Release != 0 {
@@ -57,7 +57,7 @@ func ImportDeviceRecordBatchWithSchema(arr *abi.DeviceArray, sc *arrow.Schema, o
 		if b, ok := exportedSource(&arr.Array).(*DeviceRecordBatch); ok && b.Schema == sc &&
 			arr.DeviceType == b.root.DeviceType && arr.DeviceID == b.root.DeviceID {
 			b.Retain()
-			releaseArray(&arr.Array)
+			ReleaseArray(&arr.Array)
 			return b, nil
 		}
 	}
@@ -72,12 +72,6 @@ func ImportDeviceRecordBatchWithSchema(arr *abi.DeviceArray, sc *arrow.Schema, o
 	return newDeviceRecordBatch(sc, root), nil
 }
 
-func releaseDeviceArray(arr *abi.DeviceArray) {
-	if arr != nil {
-		releaseArray(&arr.Array)
-	}
-}
-
 func importDeviceTree(arr *abi.DeviceArray, dt arrow.DataType, cfg importConfig) (*DeviceArray, error) {
 	if arr == nil {
 		return nil, invalidf("nil ArrowDeviceArray")
@@ -86,18 +80,18 @@ func importDeviceTree(arr *abi.DeviceArray, dt arrow.DataType, cfg importConfig)
 		return nil, ErrReleased
 	}
 	if !arr.DeviceType.Valid() {
-		releaseArray(&arr.Array)
+		ReleaseArray(&arr.Array)
 		return nil, invalidf("unknown device type %d", int32(arr.DeviceType))
 	}
 	dev, lookupErr := device.Lookup(arr.DeviceType, arr.DeviceID)
 	if lookupErr != nil && !errors.Is(lookupErr, device.ErrUnknownDevice) {
-		releaseArray(&arr.Array)
+		ReleaseArray(&arr.Array)
 		return nil, lookupErr
 	}
 	if dev != nil {
 		// Nothing is read before the producer's work is done.
 		if err := dev.WaitSyncEvent(cfg.context(), arr.SyncEvent, nil); err != nil {
-			releaseArray(&arr.Array)
+			ReleaseArray(&arr.Array)
 			return nil, err
 		}
 	}
@@ -115,7 +109,7 @@ func importDeviceTree(arr *abi.DeviceArray, dt arrow.DataType, cfg importConfig)
 		t.owner.release() // releases the producer's tree
 		return nil, err
 	}
-	return root, nil
+	return rootOf(root), nil
 }
 
 // deviceTree builds a DeviceArray over an imported tree.

@@ -175,10 +175,6 @@ func releaseExportedSchema(s *abi.Schema, parent *export) {
 	}
 }
 
-// releaseSchema calls the release callback of s unless it is NULL or released
-// (directly in Go when it is ours).
-func releaseSchema(s *abi.Schema) { releaseSchemaIn(s, nil) }
-
 func releaseSchemaIn(s *abi.Schema, parent *export) {
 	switch {
 	case s == nil || s.Release == 0:
@@ -472,10 +468,6 @@ func releaseExportedArray(a *abi.Array, parent *export) {
 	}
 }
 
-// releaseArray calls the release callback of a unless it is NULL or released
-// (directly in Go when it is ours).
-func releaseArray(a *abi.Array) { releaseArrayIn(a, nil) }
-
 func releaseArrayIn(a *abi.Array, parent *export) {
 	switch {
 	case a == nil || a.Release == 0:
@@ -551,7 +543,7 @@ func ExportArray(arr arrow.Array, out *abi.Array, outSchema *abi.Schema) error {
 	}
 	if err := exportArrayTree(arr.Data(), nil, int64(arr.Len()), arr, out); err != nil {
 		if outSchema != nil {
-			releaseSchema(outSchema)
+			ReleaseSchema(outSchema)
 		}
 		return err
 	}
@@ -572,7 +564,7 @@ func ExportRecordBatch(rb arrow.RecordBatch, out *abi.Array, outSchema *abi.Sche
 	cols := rb.Columns()
 	if err := exportArrayTree(nil, cols, rb.NumRows(), rb, out); err != nil {
 		if outSchema != nil {
-			releaseSchema(outSchema)
+			ReleaseSchema(outSchema)
 		}
 		return err
 	}

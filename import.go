@@ -22,7 +22,7 @@ import (
 func ImportArray(arr *abi.Array, schema *abi.Schema, opts ...ImportOption) (arrow.Array, error) {
 	f, err := ImportField(schema)
 	if err != nil {
-		releaseArray(arr)
+		ReleaseArray(arr)
 		return nil, err
 	}
 	return ImportArrayWithType(arr, f.Type, opts...)
@@ -36,7 +36,7 @@ func ImportArrayWithType(arr *abi.Array, dt arrow.DataType, opts ...ImportOption
 	if arr != nil && arr.Release != 0 {
 		if src, ok := exportedSource(arr).(arrow.Array); ok && arrow.TypeEqual(src.DataType(), dt, arrow.CheckMetadata()) {
 			src.Retain()
-			releaseArray(arr)
+			ReleaseArray(arr)
 			return validated(src, applyImportOptions(opts).validate(src))
 		}
 	}
@@ -72,7 +72,7 @@ func validated[T interface{ Release() }](v T, err error) (T, error) {
 func ImportRecordBatch(arr *abi.Array, schema *abi.Schema, opts ...ImportOption) (arrow.RecordBatch, error) {
 	sc, err := ImportSchema(schema)
 	if err != nil {
-		releaseArray(arr)
+		ReleaseArray(arr)
 		return nil, err
 	}
 	return ImportRecordBatchWithSchema(arr, sc, opts...)
@@ -82,13 +82,13 @@ func ImportRecordBatch(arr *abi.Array, schema *abi.Schema, opts ...ImportOption)
 // schema sc (for streams, whose schema is imported once).
 func ImportRecordBatchWithSchema(arr *abi.Array, sc *arrow.Schema, opts ...ImportOption) (arrow.RecordBatch, error) {
 	if sc == nil {
-		releaseArray(arr)
+		ReleaseArray(arr)
 		return nil, invalidf("nil schema")
 	}
 	if arr != nil && arr.Release != 0 {
 		if src, ok := exportedSource(arr).(arrow.RecordBatch); ok && src.Schema() == sc {
 			src.Retain()
-			releaseArray(arr)
+			ReleaseArray(arr)
 			return validated(src, applyImportOptions(opts).validateBatch(src))
 		}
 	}
@@ -179,12 +179,12 @@ func releaseData(ds []arrow.ArrayData) {
 // backend fails with ErrNoDevice. On failure the input is released.
 func ImportDeviceArray(arr *abi.DeviceArray, schema *abi.Schema, opts ...ImportOption) (arrow.Array, error) {
 	if arr == nil {
-		releaseSchema(schema)
+		ReleaseSchema(schema)
 		return nil, invalidf("nil ArrowDeviceArray")
 	}
 	fail := func(err error) (arrow.Array, error) {
-		releaseSchema(schema)
-		releaseArray(&arr.Array)
+		ReleaseSchema(schema)
+		ReleaseArray(&arr.Array)
 		return nil, err
 	}
 	if arr.DeviceType == abi.DeviceCPU {
@@ -259,7 +259,7 @@ func finishImport[T any](imp *arrayImport, make func() T) (v T, err error) {
 // release calls the producer's release once.
 func (imp *arrayImport) release() {
 	if imp.done.CompareAndSwap(false, true) {
-		releaseArray(&imp.c)
+		ReleaseArray(&imp.c)
 		imp.leak.Done()
 	}
 }

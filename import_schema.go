@@ -30,7 +30,7 @@ func ImportField(s *abi.Schema) (arrow.Field, error) {
 func ImportSchema(s *abi.Schema) (*arrow.Schema, error) {
 	if s != nil && s.Release != 0 {
 		if sc := exportedSchema(s); sc != nil {
-			releaseSchema(s)
+			ReleaseSchema(s)
 			return sc, nil
 		}
 	}
@@ -56,7 +56,7 @@ func importSchemaTree[T any](s *abi.Schema, root func(*schemaImporter, *abi.Sche
 	if err := checkLive(s); err != nil {
 		return zero, err
 	}
-	defer releaseSchema(s)
+	defer ReleaseSchema(s)
 	var imp schemaImporter
 	if err := imp.measure(s, 0); err != nil {
 		return zero, err

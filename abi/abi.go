@@ -157,6 +157,18 @@ func (a *Array) Buffer(i int) unsafe.Pointer {
 	return Index(a.Buffers, i)
 }
 
+// Struct is the set of the eight C interface structs.
+type Struct interface {
+	Schema | Array | ArrayStream | DeviceArray | DeviceArrayStream |
+		AsyncTask | AsyncProducer | AsyncDeviceStreamHandler
+}
+
+// At returns the struct at address p, as a C function called through
+// purego returns it or a C API hands it over (a struct's address in a
+// uintptr): abi.At[abi.ArrayStream](p). At(0) is nil. The memory must be C
+// memory or pinned Go memory, and stay so while the result is used.
+func At[T Struct](p uintptr) *T { return (*T)(Pointer(p)) }
+
 // Index reads element i of a C array of pointers (T**) at base.
 func Index(base uintptr, i int) unsafe.Pointer {
 	return *(*unsafe.Pointer)(unsafe.Add(Pointer(base), uintptr(i)*unsafe.Sizeof(uintptr(0))))

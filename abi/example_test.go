@@ -2,6 +2,7 @@ package abi_test
 
 import (
 	"fmt"
+	"unsafe"
 
 	"github.com/purearrow/cdevice/abi"
 )
@@ -10,4 +11,13 @@ import (
 func ExampleDeviceType() {
 	fmt.Println(abi.DeviceCUDA, abi.DeviceOpenCL, abi.DeviceType(5), abi.DeviceType(5).Valid())
 	// Output: cuda opencl device(5) false
+}
+
+// A C function called through purego returns a struct's address as a
+// uintptr; At gives the typed struct.
+func ExampleAt() {
+	var s abi.ArrayStream // stands for a C library's struct
+	p := uintptr(unsafe.Pointer(&s))
+	fmt.Println(abi.At[abi.ArrayStream](p) == &s, abi.At[abi.ArrayStream](0) == nil)
+	// Output: true true
 }
