@@ -30,7 +30,9 @@ type DeviceBuffer struct {
 //
 // The tree is owned as a whole: Release on the root frees what CopyToDevice
 // allocated, or calls the producer's release for an imported array, when the
-// last reference goes. Children and Dictionary belong to the root.
+// last reference goes. Children and Dictionary belong to the root: Retain
+// on one of them keeps the whole tree, and its Release gives back only what
+// its own Retain took (a child never releases the root's reference).
 type DeviceArray struct {
 	Type       arrow.DataType
 	Length     int64
@@ -47,6 +49,7 @@ type DeviceArray struct {
 	Device device.Device
 
 	owner *deviceOwner // shared by the whole tree
+	holds int64        // a child's: references its Retain took (atomic)
 }
 
 // ErrNotReadable: a DeviceArray's data must be read but its device has no
@@ -64,6 +67,7 @@ type deviceOwner struct {
 	imp       *arrayImport
 	onRelease func() // NewDeviceArray's release
 	leak      leak.Object
+	root      *DeviceArray // the node whose Release drops the tree's own references
 }
 
 func newDeviceOwner(dev device.Device) *deviceOwner {
@@ -93,10 +97,35 @@ func (o *deviceOwner) release() {
 }
 
 // Retain adds a reference to the whole tree.
-func (a *DeviceArray) Retain() { a.owner.refs.Add(1) }
+func (a *DeviceArray) Retain() {
+	if a != a.owner.root {
+		atomic.AddInt64(&a.holds, 1)
+	}
+	a.owner.refs.Add(1)
+}
 
-// Release drops a reference; the last frees the tree. Call it on roots only.
-func (a *DeviceArray) Release() { a.owner.release() }
+// Release drops a reference; the last frees the tree. On a child it drops
+// one that the child's Retain took, and does nothing when there is none.
+func (a *DeviceArray) Release() {
+	if a != a.owner.root {
+		for {
+			h := atomic.LoadInt64(&a.holds)
+			if h <= 0 {
+				return
+			}
+			if atomic.CompareAndSwapInt64(&a.holds, h, h-1) {
+				break
+			}
+		}
+	}
+	a.owner.release()
+}
+
+// rootOf makes a the root of its owner's tree and returns it.
+func rootOf(a *DeviceArray) *DeviceArray {
+	a.owner.root = a
+	return a
+}
 
 // SyncEvent is the sync_event an ArrowDeviceArray export of the tree
 // carries: the event recorded after the copies that wrote its buffers (a
@@ -120,7 +149,7 @@ func CopyToDevice(ctx context.Context, arr arrow.Array, dev device.Device) (*Dev
 	if err != nil {
 		return nil, err
 	}
-	return as[0], nil
+	return rootOf(as[0]), nil
 }
 
 // copyDataToDevice copies the trees in ds to dev with one stream, one event
@@ -371,7 +400,7 @@ func NewDeviceArray(a DeviceArray, release func()) *DeviceArray {
 	o.onRelease = release
 	root := &a
 	setOwner(root, o)
-	return root
+	return rootOf(root)
 }
 
 func setOwner(a *DeviceArray, o *deviceOwner) {

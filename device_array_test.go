@@ -447,3 +447,37 @@ func emptyShapeRoundTrips(t *testing.T, ctx context.Context, dev device.Device, 
 	}
 	check("stream.ExportReaderToDevice, ImportDeviceStream")
 }
+
+// Release on a child gives back only what the child's own Retain took: it
+// never drops the root's reference, and a retained child keeps the whole
+// tree after the root is released.
+func TestDeviceArrayChildReleaseKeepsRoot(t *testing.T) {
+	before := cdevice.LiveLeaks()
+	b := array.NewListBuilder(memory.DefaultAllocator, arrow.PrimitiveTypes.Int32)
+	vb := b.ValueBuilder().(*array.Int32Builder)
+	b.Append(true)
+	vb.AppendValues([]int32{1, 2, 3}, nil)
+	arr := b.NewArray()
+	b.Release()
+	defer arr.Release()
+	root, err := cdevice.CopyToDevice(context.Background(), arr, device.CPU)
+	if err != nil {
+		t.Fatal(err)
+	}
+	child := root.Children[0]
+	child.Release() // took nothing: must not free the tree
+	child.Release()
+	if l := cdevice.LiveLeaks(); l.DeviceArrays != before.DeviceArrays+1 {
+		t.Fatalf("a child's Release freed the tree: %s", l)
+	}
+	child.Retain()
+	root.Release() // the child's reference keeps the tree
+	if l := cdevice.LiveLeaks(); l.DeviceArrays != before.DeviceArrays+1 {
+		t.Fatalf("the tree went with the root's reference while a child held one: %s", l)
+	}
+	child.Release()
+	if l := cdevice.LiveLeaks(); l.DeviceArrays != before.DeviceArrays || l.DeviceAllocs != before.DeviceAllocs {
+		t.Fatalf("after the child's last Release: %s, before: %s", l, before)
+	}
+	child.Release() // nothing left to give back
+}

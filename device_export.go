@@ -131,7 +131,7 @@ func CopyRecordBatchToDevice(ctx context.Context, rb arrow.RecordBatch, dev devi
 		Buffers: make([]DeviceBuffer, 1), Children: cols,
 		DeviceType: dev.Type(), DeviceID: dev.ID(), Device: dev, owner: owner,
 	}
-	return newDeviceRecordBatch(rb.Schema(), root), nil
+	return newDeviceRecordBatch(rb.Schema(), rootOf(root)), nil
 }
 
 // ToHost copies the batch into Go memory.
