@@ -43,6 +43,13 @@ type Leaks struct {
 	// does nothing) and counted here. It is a history, not something
 	// held, so Zero ignores it.
 	DoubleReleases int64
+
+	// StrayDeletes counts calls of the deleter of a DLPack tensor we
+	// exported on a tensor whose deleter already ran (or that is not
+	// ours): a consumer's bug, made harmless (the call does nothing) and
+	// counted here. Like DoubleReleases it is a history, and Zero ignores
+	// it.
+	StrayDeletes int64
 }
 
 // LiveLeaks returns the current counters. At the end of a program (or a test
@@ -66,6 +73,7 @@ func LiveLeaks() Leaks {
 		CAllocations:    ffi.LiveAllocations(),
 		CallbackPanics:  p,
 		DoubleReleases:  doubleReleases.Load(),
+		StrayDeletes:    leak.StrayDLPackDeletes.Load(),
 	}
 	l.Exports = l.ExportedSchemas + l.ExportedArrays + l.ExportedStreams + l.AsyncProducers + l.AsyncHandlers + l.DLPackExports
 	l.Imports = l.ImportedArrays + l.ImportedStreams + l.DLPackImports
@@ -73,9 +81,9 @@ func LiveLeaks() Leaks {
 }
 
 // Zero reports whether nothing is held and no callback panicked
-// (DoubleReleases aside).
+// (DoubleReleases and StrayDeletes aside).
 func (l Leaks) Zero() bool {
-	l.DoubleReleases = 0
+	l.DoubleReleases, l.StrayDeletes = 0, 0
 	return l == Leaks{}
 }
 
@@ -94,7 +102,7 @@ func (l Leaks) String() string {
 		{"dlpack_imports", l.DLPackImports}, {"device_arrays", l.DeviceArrays},
 		{"device_allocs", l.DeviceAllocs}, {"handles", int64(l.Handles)},
 		{"c_allocations", l.CAllocations}, {"callback_panics", l.CallbackPanics},
-		{"double_releases", l.DoubleReleases},
+		{"double_releases", l.DoubleReleases}, {"stray_deletes", l.StrayDeletes},
 	} {
 		if c.n != 0 {
 			parts = append(parts, fmt.Sprintf("%s=%d", c.name, c.n))

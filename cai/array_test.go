@@ -229,11 +229,11 @@ func TestExportedBytes(t *testing.T) {
 	if got := hostView(m.Data.Ptr, 9); !slices.Equal(got, []byte{0, 1, 1, 1, 1, 1, 0, 1, 1}) {
 		t.Errorf("mask bytes %v", got)
 	}
-	// Writable: both read-only flags false.
-	w := export(t, da, cai.Writable())
+	// WithWritable: both read-only flags false.
+	w := export(t, da, cai.WithWritable())
 	defer w.Release()
 	if w.Interface.Data.ReadOnly || w.Interface.Mask.Data.ReadOnly {
-		t.Error("Writable export is read-only")
+		t.Error("WithWritable export is read-only")
 	}
 	// Release twice is harmless.
 	w.Release()
@@ -460,10 +460,10 @@ func TestImportStrided(t *testing.T) {
 		if d.Data.Ptr == 0 {
 			d.Data.Ptr = p
 		}
-		if _, err := imp(d); !errors.Is(err, cai.ErrUnsupported) || !strings.Contains(err.Error(), "CopyStrided") {
-			t.Errorf("%s without CopyStrided: %v", c.name, err)
+		if _, err := imp(d); !errors.Is(err, cai.ErrUnsupported) || !strings.Contains(err.Error(), "WithAllowCopy") {
+			t.Errorf("%s without WithAllowCopy: %v", c.name, err)
 		}
-		got, err := imp(d, cai.CopyStrided())
+		got, err := imp(d, cai.WithAllowCopy())
 		if err != nil {
 			t.Errorf("%s: %v", c.name, err)
 			continue
@@ -693,7 +693,7 @@ func TestImportStreams(t *testing.T) {
 		{"mask on the same stream", ptr(77), ptr(77), true, nil, []wait{{77, 0}}},
 		{"mask on another stream", ptr(77), ptr(1), true, nil, []wait{{77, 0}, {0, 0}}},
 		{"mask stream only", nil, ptr(2), true, nil, []wait{{2, 0}}},
-		{"ignored", ptr(77), ptr(1), true, []cai.ImportOption{cai.IgnoreStream()}, nil},
+		{"ignored", ptr(77), ptr(1), true, []cai.ImportOption{cai.WithIgnoreStream()}, nil},
 	}
 	for _, c := range cases {
 		d := cai.Interface{Shape: []int64{4}, Typestr: ne + "i8", Version: 3, Data: cai.Data{Ptr: p}, Stream: c.stream}

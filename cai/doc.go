@@ -24,7 +24,7 @@
 //	fixed_size_list<fsl<T, k>, j> ...   3-D and more (export)       zero-copy
 //	arrow.fixed_shape_tensor            N-D (n, logical shape...)   zero-copy; a permutation is strides
 //	validity bitmaps                    mask (|b1, same shape)      copied
-//	other strides (import)              —                           copied with CopyStrided, else refused
+//	other strides (import)              —                           copied with WithAllowCopy, else refused
 //
 // '<' is '>' on a big-endian host: data of the other byte order is refused,
 // as are complex numbers, strings, objects and structured types. Import
@@ -50,7 +50,7 @@
 // the work queued on it (cudaStreamSynchronize) before Import returns, or
 // WithConsumerStream makes a stream of the caller's wait for it instead
 // (an event recorded on the producer's stream, cudaStreamWaitEvent), or
-// IgnoreStream skips it. Stream 1 (legacy default) is the runtime's NULL
+// WithIgnoreStream skips it. Stream 1 (legacy default) is the runtime's NULL
 // stream; stream 2 (per-thread default) is cudaStreamPerThread of the OS
 // thread that Import happens to run on, which is the producer's only when
 // the producer ran on that thread: a Go caller of per-thread C code should
@@ -58,7 +58,7 @@
 // go through the device's runtime (device.ForeignStreams: the devices of
 // device/cuda implement it); a device without it cannot wait for a
 // producer's stream, and a descriptor with a Stream is refused there
-// unless IgnoreStream.
+// unless WithIgnoreStream.
 //
 // # Memory
 //

@@ -147,7 +147,7 @@ func TestDoubleStreams(t *testing.T) {
 		defer s.Close()
 		p := queued(t, dev, s, slices.Clone(vals))
 		x := desc(p, ptr(int64(s.Handle())))
-		da, err := cai.Import(ctx, &x, cai.IgnoreStream())
+		da, err := cai.Import(ctx, &x, cai.WithIgnoreStream())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -27,10 +27,10 @@ type exportConfig struct {
 // alive as long as the descriptor may be used.
 func WithStream(s device.Stream) ExportOption { return func(c *exportConfig) { c.stream = s } }
 
-// Writable marks the data as writable (read-only false). By default the
+// WithWritable marks the data as writable (read-only false). By default the
 // descriptor is read-only: Arrow arrays are immutable, and the memory may
 // be shared with other arrays.
-func Writable() ExportOption { return func(c *exportConfig) { c.writable = true } }
+func WithWritable() ExportOption { return func(c *exportConfig) { c.writable = true } }
 
 // An Exported is a DeviceArray described by a CUDA Array Interface
 // descriptor. The interface has no owner slot: the Exported is what keeps
@@ -77,7 +77,7 @@ func (e *Exported) Release() {
 //     An element of a list or tensor is null where it or its row is. No
 //     Mask when there are no nulls.
 //
-// The descriptor is read-only unless Writable, version 3, with Descr [("",
+// The descriptor is read-only unless WithWritable, version 3, with Descr [("",
 // typestr)]. Its Stream follows this rule: a DeviceArray of this module is
 // complete when it is handed out (CopyToDevice and the importers wait for
 // the work that wrote it), and Export waits for its own copies, so Stream

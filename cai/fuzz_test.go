@@ -188,10 +188,10 @@ func fzImport(t *testing.T, store []byte, d *cai.Interface, opts byte) {
 	var io []cai.ImportOption
 	io = append(io, cai.WithDevice(fzDev))
 	if opts&1 != 0 {
-		io = append(io, cai.CopyStrided())
+		io = append(io, cai.WithAllowCopy())
 	}
 	if opts&2 != 0 {
-		io = append(io, cai.IgnoreStream())
+		io = append(io, cai.WithIgnoreStream())
 	}
 	owner := 0
 	if opts&4 != 0 {

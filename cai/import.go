@@ -20,7 +20,7 @@ type importConfig struct {
 	dev          device.Device
 	owner        any
 	hasOwner     bool
-	copyStrided  bool
+	allowCopy    bool
 	ignoreStream bool
 	stream       device.Stream
 }
@@ -40,15 +40,15 @@ func WithOwner(owner any) ImportOption {
 	return func(c *importConfig) { c.owner, c.hasOwner = owner, true }
 }
 
-// CopyStrided lets Import copy a strided array that no Arrow layout
+// WithAllowCopy lets Import copy a strided array that no Arrow layout
 // describes into new, row-major device memory (through host memory),
 // instead of refusing it with ErrUnsupported.
-func CopyStrided() ImportOption { return func(c *importConfig) { c.copyStrided = true } }
+func WithAllowCopy() ImportOption { return func(c *importConfig) { c.allowCopy = true } }
 
-// IgnoreStream skips the synchronization with the producer's stream that
+// WithIgnoreStream skips the synchronization with the producer's stream that
 // the interface asks for: the caller has synchronized already, or takes
 // the risk of reading data still being written.
-func IgnoreStream() ImportOption { return func(c *importConfig) { c.ignoreStream = true } }
+func WithIgnoreStream() ImportOption { return func(c *importConfig) { c.ignoreStream = true } }
 
 // WithConsumerStream makes s, a stream of the device, wait for the
 // producer's stream instead of the host: Import does not block, and the
@@ -70,7 +70,7 @@ func WithConsumerStream(s device.Stream) ImportOption {
 //     as a dense row-major tensor of permuted dimensions are kept zero-copy
 //     as the tensor's permutation;
 //   - other strided arrays are refused with ErrUnsupported, or copied into
-//     row-major memory with CopyStrided;
+//     row-major memory with WithAllowCopy;
 //   - "|b1" (bytes) is copied into Arrow's boolean bits;
 //   - the mask is copied into a validity bitmap: of the array for 1-D, of
 //     the list or tensor values otherwise;
@@ -82,7 +82,7 @@ func WithConsumerStream(s device.Stream) ImportOption {
 // host waits for the work queued on it before Import returns (stream 0 is
 // refused, 1 is the legacy default stream, 2 the per-thread default stream
 // of the OS thread Import runs on, other values a cudaStream_t), unless
-// WithConsumerStream or IgnoreStream say otherwise. The device waits
+// WithConsumerStream or WithIgnoreStream say otherwise. The device waits
 // through its runtime (device.ForeignStreams, which the CUDA backend's
 // devices implement); other devices cannot wait for a stream and are
 // refused with ErrUnsupported.
@@ -224,8 +224,8 @@ func (im *importer) run() (*cdevice.DeviceArray, error) {
 	default:
 		zeroCopy = false
 	}
-	if !zeroCopy && !im.cfg.copyStrided && t.kind != 'b' {
-		return nil, unsupportedf("strides %v of shape %v (%d-byte elements) have no zero-copy Arrow layout; pass CopyStrided to copy", d.Strides, shape, item)
+	if !zeroCopy && !im.cfg.allowCopy && t.kind != 'b' {
+		return nil, unsupportedf("strides %v of shape %v (%d-byte elements) have no zero-copy Arrow layout; pass WithAllowCopy to copy", d.Strides, shape, item)
 	}
 	bits := t.kind == 'b'
 	copies := bits || !zeroCopy || d.Mask != nil

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/purearrow/cdevice/abi"
 	"github.com/purearrow/cdevice/dlpack"
 	"github.com/purearrow/cdevice/internal/ffi"
 )
@@ -40,7 +41,7 @@ func BenchmarkDLPackImport(b *testing.B) {
 			mem, err := ffi.Calloc(uintptr(8 * n))
 			must(b, err)
 			defer ffi.Free(mem)
-			params := spec{versioned: true, devType: dlpack.DeviceCPU, dtype: dtF64, shape: []int64{int64(n)}}.params(b)
+			params := spec{versioned: true, devType: abi.DeviceCPU, dtype: dtF64, shape: []int64{int64(n)}}.params(b)
 			b.ReportAllocs()
 			for b.Loop() {
 				p := c.wrap(params, uintptr(mem))

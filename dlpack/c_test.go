@@ -47,9 +47,9 @@ func producerCases() []prodCase {
 		{"byte-offset-2d", spec{dtype: dtI32, shape: []int64{3, 4}, offset: 12, seed: 5}, nil, true},
 		{"read-only", spec{dtype: dtI64, shape: []int64{8}, flags: dlpack.FlagReadOnly, seed: 4}, nil, true},
 		{"transposed-copy", spec{dtype: dtI32, shape: []int64{6, 4}, strides: []int64{1, 6}, seed: 100},
-			[]dlpack.ImportOption{dlpack.AllowCopy()}, false},
+			[]dlpack.ImportOption{dlpack.WithAllowCopy()}, false},
 		{"misaligned-copy", spec{dtype: dtI32, shape: []int64{9}, offset: 3, seed: 7},
-			[]dlpack.ImportOption{dlpack.AllowCopy()}, false},
+			[]dlpack.ImportOption{dlpack.WithAllowCopy()}, false},
 		{"bool-to-boolean", spec{dtype: dtBool, shape: []int64{30}, seed: 2},
 			[]dlpack.ImportOption{dlpack.WithType(arrow.FixedWidthTypes.Boolean)}, false},
 	}
@@ -91,18 +91,18 @@ type cDevice struct {
 
 func cDevices(t *testing.T) (*clib, []cDevice) {
 	c := loadC(t)
-	devs := []cDevice{{name: "cpu", dev: device.CPU, devType: dlpack.DeviceCPU}}
+	devs := []cDevice{{name: "cpu", dev: device.CPU, devType: abi.DeviceCPU}}
 	t.Run("opencl-probe", func(t *testing.T) {
 		_, d := loadCOpenCL(t)
 		devs = append(devs, cDevice{name: "opencl", dev: d, ctx: d.Context(), queue: d.CommandQueue(),
-			svm: d.UsesSVM(), devType: dlpack.DeviceOpenCL})
+			svm: d.UsesSVM(), devType: abi.DeviceOpenCL})
 	})
 	return c, devs
 }
 
 func (d cDevice) on(s spec) spec {
 	s.devType, s.svm = d.devType, d.svm
-	if d.devType != dlpack.DeviceCPU {
+	if d.devType != abi.DeviceCPU {
 		s.devID = int32(d.dev.ID())
 	}
 	return s
@@ -254,7 +254,7 @@ func TestCConsumer(t *testing.T) {
 	c, devs := cDevices(t)
 	t.Run("cuda-probe", func(t *testing.T) {
 		if d, fake := cudaDevice(t); fake != nil {
-			devs = append(devs, cDevice{name: "cuda", dev: d, devType: dlpack.DeviceCUDA})
+			devs = append(devs, cDevice{name: "cuda", dev: d, devType: abi.DeviceCUDA})
 		}
 	})
 	for _, d := range devs {
@@ -309,7 +309,7 @@ func TestCConsumer(t *testing.T) {
 						}
 						s := d.on(spec{versioned: versioned, dtype: dtype, shape: cc.shape, strides: cc.strid,
 							offset: off, flags: flags})
-						before := dlpack.Stats()
+						before := stats()
 						exp := cc.expect(t, a)
 						if want := dtypeFor(t, elemType(a.DataType())); want != dtype {
 							t.Fatalf("dtype %v, want %v", dtype, want)
@@ -317,7 +317,7 @@ func TestCConsumer(t *testing.T) {
 						if rc := int32(c.consume(s.params(t), p, cbytes(t, append(exp, 0)), d.queue)); rc != 0 {
 							t.Fatalf("C consumer: %d (see dl_consume)", rc)
 						}
-						if st := dlpack.Stats(); st.Exports != before.Exports-1 || st.DeleterCalls != before.DeleterCalls+1 {
+						if st := stats(); st.Exports != before.Exports-1 || st.DeleterCalls != before.DeleterCalls+1 {
 							t.Fatalf("after C's deleter call: %+v, before %+v", st, before)
 						}
 					})
@@ -361,11 +361,11 @@ func TestCDoubleDelete(t *testing.T) {
 				must(t, err)
 				p = mt.Addr()
 			}
-			before, live := dlpack.Stats(), cdevice.LiveLeaks()
+			before, live := stats(), cdevice.LiveLeaks()
 			c.del(p, uintptr(versioned))
 			c.del(p, uintptr(versioned))
-			s := dlpack.Stats()
-			if s.DeleterCalls != before.DeleterCalls+2 || s.StrayDeleterCalls != before.StrayDeleterCalls+1 ||
+			s := stats()
+			if s.DeleterCalls != before.DeleterCalls+2 || s.StrayDeletes != before.StrayDeletes+1 ||
 				s.Exports != before.Exports-1 {
 				t.Fatalf("%+v, before %+v", s, before)
 			}

@@ -27,58 +27,31 @@ const (
 	FlagIsSubbyteTypePadded uint64 = 1 << 2
 )
 
-// DeviceType is DLDeviceType. Its numbers are Arrow's ArrowDeviceType
-// numbers (abi.DeviceType) for every type the two share; DLPack adds MAIA
-// and Trn, which Arrow lacks.
-type DeviceType int32
+// DeviceType is DLDeviceType, which is Arrow's ArrowDeviceType: DLPack and
+// Arrow number device types alike, so a DLPack device type is an
+// abi.DeviceType and abi's constants (abi.DeviceCPU, abi.DeviceCUDA, ...)
+// name it. DLPack has two more, DeviceMAIA and DeviceTrn, which Arrow
+// lacks: abi.DeviceType's Valid is false for them and its String writes
+// "device(17)" and "device(18)", and Import refuses them (no device of this
+// module can hold their memory).
+type DeviceType = abi.DeviceType
 
-// DLDeviceType values. 5 and 6 are unused.
+// The DLDeviceType values that Arrow's device types lack.
 const (
-	DeviceCPU         DeviceType = 1  // kDLCPU
-	DeviceCUDA        DeviceType = 2  // kDLCUDA
-	DeviceCUDAHost    DeviceType = 3  // kDLCUDAHost: pinned memory from cudaMallocHost
-	DeviceOpenCL      DeviceType = 4  // kDLOpenCL
-	DeviceVulkan      DeviceType = 7  // kDLVulkan
-	DeviceMetal       DeviceType = 8  // kDLMetal
-	DeviceVPI         DeviceType = 9  // kDLVPI: Verilog simulator buffer
-	DeviceROCM        DeviceType = 10 // kDLROCM
-	DeviceROCMHost    DeviceType = 11 // kDLROCMHost: pinned memory from hipMallocHost
-	DeviceExtDev      DeviceType = 12 // kDLExtDev: reserved extension device
-	DeviceCUDAManaged DeviceType = 13 // kDLCUDAManaged: cudaMallocManaged memory
-	DeviceOneAPI      DeviceType = 14 // kDLOneAPI: oneAPI unified shared memory
-	DeviceWebGPU      DeviceType = 15 // kDLWebGPU
-	DeviceHexagon     DeviceType = 16 // kDLHexagon: Qualcomm Hexagon DSP
-	DeviceMAIA        DeviceType = 17 // kDLMAIA: Microsoft MAIA
-	DeviceTrn         DeviceType = 18 // kDLTrn: AWS Trainium
+	DeviceMAIA DeviceType = 17 // kDLMAIA: Microsoft MAIA
+	DeviceTrn  DeviceType = 18 // kDLTrn: AWS Trainium
 )
 
-var deviceTypeNames = map[DeviceType]string{
-	DeviceCPU: "cpu", DeviceCUDA: "cuda", DeviceCUDAHost: "cuda_host", DeviceOpenCL: "opencl",
-	DeviceVulkan: "vulkan", DeviceMetal: "metal", DeviceVPI: "vpi", DeviceROCM: "rocm",
-	DeviceROCMHost: "rocm_host", DeviceExtDev: "ext_dev", DeviceCUDAManaged: "cuda_managed",
-	DeviceOneAPI: "oneapi", DeviceWebGPU: "webgpu", DeviceHexagon: "hexagon", DeviceMAIA: "maia",
-	DeviceTrn: "trn",
-}
-
-// String returns the lower-case name of the device type, or "device(N)".
-func (t DeviceType) String() string {
-	if s, ok := deviceTypeNames[t]; ok {
-		return s
+// dlName names a DLPack device type for error messages, MAIA and Trn
+// included.
+func dlName(t DeviceType) string {
+	switch t {
+	case DeviceMAIA:
+		return "maia"
+	case DeviceTrn:
+		return "trn"
 	}
-	return "device(" + strconv.Itoa(int(t)) + ")"
-}
-
-// Valid reports whether t is one of DLPack's device types.
-func (t DeviceType) Valid() bool {
-	_, ok := deviceTypeNames[t]
-	return ok
-}
-
-// Arrow returns the Arrow device type with the same number, and false when
-// Arrow has none (MAIA, Trn, or an invalid number).
-func (t DeviceType) Arrow() (abi.DeviceType, bool) {
-	a := abi.DeviceType(t)
-	return a, a.Valid()
+	return t.String()
 }
 
 // DataTypeCode is DLDataTypeCode, the kind of a DataType.

@@ -22,7 +22,7 @@
 //	fixed_size_list<f_s_l<T, j>, k>    T           [n, k, j]      zero-copy           zero-copy, WithType
 //	fixed_shape_tensor<T, s>           T           [n, s...]      zero-copy           zero-copy (default for N-D)
 //	fixed_shape_tensor<T, s, perm p>   T           [n, s[p[i]]..] zero-copy, strides  zero-copy, WithType; or
-//	                                                              permuted            AllowCopy: a row-major copy
+//	                                                              permuted            WithAllowCopy: a row-major copy
 //	any of these with nulls            -           -              refused (ErrNulls); a copy with WithNullFill
 //	strings, binary, lists, maps, structs, unions, dictionaries, decimals, temporal
 //	types, other extensions: refused (cdevice.ErrUnsupported)
@@ -43,23 +43,28 @@
 // until the consumer calls the tensor's deleter; Import wraps the tensor
 // with cdevice.NewDeviceArray, whose release calls the deleter once, when
 // the last reference goes. Import of a tensor whose strides are not the
-// row-major layout of its Arrow type is refused unless AllowCopy.
+// row-major layout of its Arrow type is refused unless WithAllowCopy.
 //
 // # Devices
 //
-// DLPack's DLDeviceType numbers are Arrow's device type numbers (MAIA and
-// Trn have no Arrow counterpart). CPU memory is device_id 0 in DLPack and
-// -1 in Arrow. Import finds the device with device.Lookup; a device with no
+// DLPack's DLDeviceType numbers are Arrow's device type numbers, so
+// DeviceType is abi.DeviceType and abi's constants name DLPack's devices;
+// DLPack's DeviceMAIA and DeviceTrn have no Arrow counterpart. CPU memory
+// is device_id 0 in DLPack and -1 in Arrow. Import finds the device with device.Lookup; a device with no
 // loaded backend is an error wrapping cdevice.ErrNoDevice.
 //
 // # Ownership
 //
 // Export's struct and its shape and strides live in C memory; its
 // manager_ctx is an integer handle. The deleter runs once: a later call
-// with the same struct is counted (Stats) and ignored without reading the
-// freed memory, as long as no later Export got the same address from the C
-// allocator (a consumer that deletes twice has a bug either way). Import takes ownership of the tensor even when it fails:
-// the deleter has then been called before Import returns.
+// with the same struct is ignored without reading the freed memory, and
+// counted in cdevice.LiveLeaks().StrayDeletes, as long as no later Export
+// got the same address from the C allocator (a consumer that deletes twice
+// has a bug either way). Exported tensors whose deleter has not run, and
+// imported ones whose deleter has not been called, are counted in
+// cdevice.LiveLeaks() (DLPackExports, DLPackImports). Import takes
+// ownership of the tensor even when it fails: the deleter has then been
+// called before Import returns.
 //
 // # Layout
 //

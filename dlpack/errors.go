@@ -16,9 +16,9 @@ var (
 	ErrNulls = fmt.Errorf("%w: dlpack: the array has nulls and a tensor has no validity (WithNullFill exports a copy)", cdevice.ErrUnsupported)
 	// ErrNotContiguous: the tensor's strides are not the row-major layout of
 	// the Arrow type it would become (or byte_offset is not a multiple of the
-	// element size), so it cannot be wrapped without a copy; AllowCopy
+	// element size), so it cannot be wrapped without a copy; WithAllowCopy
 	// imports a copy. Wraps cdevice.ErrUnsupported.
-	ErrNotContiguous = fmt.Errorf("%w: dlpack: the tensor is not laid out row-major as its Arrow type needs (AllowCopy imports a copy)", cdevice.ErrUnsupported)
+	ErrNotContiguous = fmt.Errorf("%w: dlpack: the tensor is not laid out row-major as its Arrow type needs (WithAllowCopy imports a copy)", cdevice.ErrUnsupported)
 	// ErrVersion: the tensor's DLPack major version is not 1. Wraps
 	// cdevice.ErrUnsupported.
 	ErrVersion = fmt.Errorf("%w: dlpack: DLPack major version is not %d", cdevice.ErrUnsupported, MajorVersion)

@@ -40,7 +40,7 @@ func bools(t *testing.T, dev device.Device, dt abi.DeviceType) *cdevice.DeviceAr
 // through every refused type and layout).
 func TestErrorPaths(t *testing.T) {
 	c := loadC(t)
-	base := spec{versioned: true, devType: dlpack.DeviceCPU, dtype: dtI32, shape: []int64{4, 6}, seed: 1}
+	base := spec{versioned: true, devType: abi.DeviceCPU, dtype: dtI32, shape: []int64{4, 6}, seed: 1}
 	tensor := func(t *testing.T, f func(*spec)) uintptr {
 		s := base
 		s.shape = append([]int64(nil), base.shape...)
@@ -72,10 +72,10 @@ func TestErrorPaths(t *testing.T) {
 			return versioned(t, func(s *spec) { s.strides = []int64{1, 4} })
 		}),
 		testsupport.Case("Import/no backend", cdevice.ErrNoDevice, func(t *testing.T) error {
-			return versioned(t, func(s *spec) { s.devType = dlpack.DeviceVulkan })
+			return versioned(t, func(s *spec) { s.devType = abi.DeviceVulkan })
 		}),
 		testsupport.Case("Import/no such device", cdevice.ErrNoDevice, func(t *testing.T) error {
-			return versioned(t, func(s *spec) { s.devType, s.devID = dlpack.DeviceOpenCL, 42 })
+			return versioned(t, func(s *spec) { s.devType, s.devID = abi.DeviceOpenCL, 42 })
 		}),
 		testsupport.Case("Import/unknown device type", cdevice.ErrInvalid, func(t *testing.T) error {
 			return versioned(t, func(s *spec) { s.devType = 99 })
@@ -97,7 +97,7 @@ func TestErrorPaths(t *testing.T) {
 			return legacy(t, func(s *spec) { s.strides = []int64{1, 4} })
 		}),
 		testsupport.Case("ImportLegacy/no backend", cdevice.ErrNoDevice, func(t *testing.T) error {
-			return legacy(t, func(s *spec) { s.devType = dlpack.DeviceVulkan })
+			return legacy(t, func(s *spec) { s.devType = abi.DeviceVulkan })
 		}),
 		testsupport.Case("Export/nil", cdevice.ErrInvalid, func(t *testing.T) error {
 			_, err := dlpack.Export(nil)
@@ -130,7 +130,7 @@ func TestErrorPaths(t *testing.T) {
 	}
 	testsupport.RunErrorCases(t, cases)
 	c.collect()
-	if s := dlpack.Stats(); s.Imports != 0 {
-		t.Errorf("%d imports held after the failures", s.Imports)
+	if n := cdevice.LiveLeaks().DLPackImports; n != 0 {
+		t.Errorf("%d imports held after the failures", n)
 	}
 }

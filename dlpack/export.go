@@ -97,7 +97,8 @@ var (
 		live map[uintptr]ffi.Handle
 	}{live: map[uintptr]ffi.Handle{}}
 
-	deleterCalls, strayDeletes atomic.Int64
+	// deleterCalls counts every call of our deleter (for tests).
+	deleterCalls atomic.Int64
 
 	// readOnly holds the roots of zero-copy imports of read-only tensors.
 	readOnly sync.Map // *cdevice.DeviceArray → struct{}
@@ -117,7 +118,7 @@ func deleteExport(self uintptr) {
 	delete(exportTable.live, self)
 	exportTable.Unlock()
 	if !ok {
-		strayDeletes.Add(1)
+		leak.StrayDLPackDeletes.Add(1) // cdevice.LiveLeaks().StrayDeletes
 		return
 	}
 	v, _ := h.Delete()
@@ -125,21 +126,6 @@ func deleteExport(self uintptr) {
 	e.arr.Release()
 	ffi.Free(e.block)
 	e.leak.Done()
-}
-
-// Counts are the package's counters, for leak checks.
-type Counts struct {
-	Exports           int64 // exported tensors whose deleter has not run
-	Imports           int64 // imported tensors whose deleter has not been called
-	DeleterCalls      int64 // calls of our deleter, all of them
-	StrayDeleterCalls int64 // calls for a tensor already deleted (or not ours): ignored
-}
-
-// Stats returns the counters. At the end of a program that released
-// everything, Exports and Imports are zero.
-func Stats() Counts {
-	return Counts{Exports: leak.Count(leak.DLPackExport), Imports: leak.Count(leak.DLPackImport),
-		DeleterCalls: deleterCalls.Load(), StrayDeleterCalls: strayDeletes.Load()}
 }
 
 // Delete calls the tensor's deleter (when it has one), as a consumer that is
@@ -291,7 +277,7 @@ func export(a *cdevice.DeviceArray, versioned bool, opts []ExportOption) (unsafe
 // device_id -1 is DLPack's 0.
 func dlDevice(a *cdevice.DeviceArray) (Device, error) {
 	if a.DeviceType == abi.DeviceCPU {
-		return Device{DeviceType: DeviceCPU}, nil
+		return Device{DeviceType: abi.DeviceCPU}, nil
 	}
 	if !a.DeviceType.Valid() {
 		return Device{}, invalidf("device type %d", int32(a.DeviceType))
@@ -299,7 +285,7 @@ func dlDevice(a *cdevice.DeviceArray) (Device, error) {
 	if a.DeviceID < 0 || a.DeviceID > math.MaxInt32 {
 		return Device{}, invalidf("device id %d of %s does not fit DLPack's int32", a.DeviceID, a.DeviceType)
 	}
-	return Device{DeviceType: DeviceType(a.DeviceType), DeviceID: int32(a.DeviceID)}, nil
+	return Device{DeviceType: a.DeviceType, DeviceID: int32(a.DeviceID)}, nil
 }
 
 // anyNulls reports whether a node of the chain may hold a null: a positive

@@ -62,7 +62,7 @@ var (
 	fzDims       = []int64{-1, 1 << 40, math.MaxInt64, 1 << 31, 1 << 20, 65536}
 	fzStrides    = []int64{0, -1, -3, 1 << 40, math.MinInt64, math.MaxInt64, 1 << 33}
 	fzOffsets    = []uint64{1, 3, 1 << 62, math.MaxUint64, 1 << 63, 65536}
-	fzDevices    = []dlpack.DeviceType{dlpack.DeviceCPU, dlpack.DeviceCUDA, 5, dlpack.DeviceMAIA, 99, 0, -1, dlpack.DeviceCUDAHost}
+	fzDevices    = []dlpack.DeviceType{abi.DeviceCPU, abi.DeviceCUDA, 5, dlpack.DeviceMAIA, 99, 0, -1, abi.DeviceCUDAHost}
 	fzWithTypes  = []arrow.DataType{arrow.PrimitiveTypes.Int32, arrow.PrimitiveTypes.Float64, arrow.FixedWidthTypes.Boolean, arrow.FixedSizeListOf(2, arrow.PrimitiveTypes.Int32), arrow.FixedSizeListOf(2, arrow.FixedSizeListOf(2, arrow.PrimitiveTypes.Int16)), arrow.BinaryTypes.String}
 	errSentinels = []error{cdevice.ErrInvalid, cdevice.ErrUnsupported, cdevice.ErrNoDevice}
 )
@@ -77,7 +77,7 @@ type fzTensor struct {
 	opts      []dlpack.ImportOption
 }
 
-// fzBuild interprets prog: a header byte (versioned, AllowCopy, WithType,
+// fzBuild interprets prog: a header byte (versioned, WithAllowCopy, WithType,
 // hostile version), flags, device, ndim, per dimension a shape byte (and,
 // with strides, a stride byte), dtype, byte_offset and the data position.
 func fzBuild(m *testsupport.GuardedMemory, prog []byte) *fzTensor {
@@ -99,14 +99,14 @@ func fzBuild(m *testsupport.GuardedMemory, prog []byte) *fzTensor {
 		ft.t, ft.addr = &ft.l.DLTensor, uintptr(unsafe.Pointer(ft.l))
 	}
 	if h&4 != 0 {
-		ft.opts = append(ft.opts, dlpack.AllowCopy())
+		ft.opts = append(ft.opts, dlpack.WithAllowCopy())
 	}
 	if h&8 != 0 {
 		ft.opts = append(ft.opts, dlpack.WithType(fzWithTypes[int(r.Byte())%len(fzWithTypes)]))
 	}
 	t := ft.t
 	if d := r.Byte(); d < 0xf0 {
-		t.Device = dlpack.Device{DeviceType: dlpack.DeviceCPU}
+		t.Device = dlpack.Device{DeviceType: abi.DeviceCPU}
 	} else {
 		t.Device = dlpack.Device{DeviceType: fzDevices[int(d)%len(fzDevices)], DeviceID: int32(d & 3)}
 	}
@@ -212,7 +212,7 @@ func fzEntitled(m *testsupport.GuardedMemory, t *dlpack.Tensor) bool {
 
 // FuzzImport: see the file comment.
 func FuzzImport(f *testing.F) {
-	// versioned CPU int32 [6], float64 [2,3], strided int16 [3,2] with AllowCopy,
+	// versioned CPU int32 [6], float64 [2,3], strided int16 [3,2] with WithAllowCopy,
 	// legacy uint8 [4], bool [5], a byte_offset, an N-D tensor, and a bad version.
 	f.Add([]byte{0, 0, 0, 0, 1, 6, 2, 0, 1}, []byte{1, 2, 3, 4, 5, 6, 7, 8})
 	f.Add([]byte{0, 0, 0, 0, 2, 2, 3, 8, 0, 2, 0}, []byte{})

@@ -407,3 +407,12 @@ func slice(t testing.TB, a arrow.Array, i, j int) arrow.Array {
 	t.Cleanup(s.Release)
 	return s
 }
+
+// counts are the DLPack counters the tests watch: cdevice.LiveLeaks()'s
+// DLPack tensors and stray deleter calls, and every deleter call.
+type counts struct{ Exports, Imports, DeleterCalls, StrayDeletes int64 }
+
+func stats() counts {
+	l := cdevice.LiveLeaks()
+	return counts{Exports: l.DLPackExports, Imports: l.DLPackImports, DeleterCalls: dlpack.DeleterCalls(), StrayDeletes: l.StrayDeletes}
+}

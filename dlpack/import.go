@@ -26,13 +26,13 @@ type importConfig struct {
 	typ       arrow.DataType
 }
 
-// AllowCopy lets Import copy a tensor that cannot be wrapped as it is
+// WithAllowCopy lets Import copy a tensor that cannot be wrapped as it is
 // (strides that are not the row-major layout of its Arrow type, or a
 // byte_offset that is not a multiple of the element size) into new memory
 // on the tensor's device, in row-major order. The tensor's deleter is then
 // called before Import returns. Without it such tensors are refused with
 // ErrNotContiguous.
-func AllowCopy() ImportOption {
+func WithAllowCopy() ImportOption {
 	return func(c *importConfig) { c.allowCopy = true }
 }
 
@@ -85,7 +85,7 @@ func (o *owned) release() {
 // byte_offset a multiple of the element size: byte_offset becomes the
 // array's offset, so the data pointer stays what the producer gave (a
 // cl_mem handle cannot be offset). Other tensors are refused
-// (ErrNotContiguous) or, with AllowCopy, copied.
+// (ErrNotContiguous) or, with WithAllowCopy, copied.
 //
 // A tensor flagged FlagReadOnly imports as any other: Arrow arrays are
 // immutable, so nothing in this library writes to an array's memory. The
@@ -170,13 +170,12 @@ func describe(t *Tensor) (*tensorDesc, error) {
 	if d.data == 0 && d.numel > 0 {
 		return nil, invalidf("NULL data for %d elements", d.numel)
 	}
-	dt := t.Device.DeviceType
-	if !dt.Valid() {
-		return nil, invalidf("device type %d is not a DLPack device type", int32(dt))
+	at := t.Device.DeviceType
+	if at == DeviceMAIA || at == DeviceTrn {
+		return nil, wrapf(cdevice.ErrNoDevice, "dlpack: device type %s has no Arrow device type", dlName(at))
 	}
-	at, ok := dt.Arrow()
-	if !ok {
-		return nil, wrapf(cdevice.ErrNoDevice, "dlpack: device type %s has no Arrow device type", dt)
+	if !at.Valid() {
+		return nil, invalidf("device type %d is not a DLPack device type", int32(at))
 	}
 	d.devType, d.devID = at, int64(t.Device.DeviceID)
 	if at == abi.DeviceCPU {

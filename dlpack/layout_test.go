@@ -8,6 +8,7 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/purearrow/cdevice/abi"
 	"github.com/purearrow/cdevice/dlpack"
 	"github.com/purearrow/cdevice/internal/testsupport"
 )
@@ -32,20 +33,20 @@ var dlEnums = map[string]struct {
 	v    int64
 	size uintptr
 }{
-	"kDLCPU":         {int64(dlpack.DeviceCPU), unsafe.Sizeof(dlpack.DeviceCPU)},
-	"kDLCUDA":        {int64(dlpack.DeviceCUDA), 4},
-	"kDLCUDAHost":    {int64(dlpack.DeviceCUDAHost), 4},
-	"kDLOpenCL":      {int64(dlpack.DeviceOpenCL), 4},
-	"kDLVulkan":      {int64(dlpack.DeviceVulkan), 4},
-	"kDLMetal":       {int64(dlpack.DeviceMetal), 4},
-	"kDLVPI":         {int64(dlpack.DeviceVPI), 4},
-	"kDLROCM":        {int64(dlpack.DeviceROCM), 4},
-	"kDLROCMHost":    {int64(dlpack.DeviceROCMHost), 4},
-	"kDLExtDev":      {int64(dlpack.DeviceExtDev), 4},
-	"kDLCUDAManaged": {int64(dlpack.DeviceCUDAManaged), 4},
-	"kDLOneAPI":      {int64(dlpack.DeviceOneAPI), 4},
-	"kDLWebGPU":      {int64(dlpack.DeviceWebGPU), 4},
-	"kDLHexagon":     {int64(dlpack.DeviceHexagon), 4},
+	"kDLCPU":         {int64(abi.DeviceCPU), unsafe.Sizeof(abi.DeviceCPU)},
+	"kDLCUDA":        {int64(abi.DeviceCUDA), 4},
+	"kDLCUDAHost":    {int64(abi.DeviceCUDAHost), 4},
+	"kDLOpenCL":      {int64(abi.DeviceOpenCL), 4},
+	"kDLVulkan":      {int64(abi.DeviceVulkan), 4},
+	"kDLMetal":       {int64(abi.DeviceMetal), 4},
+	"kDLVPI":         {int64(abi.DeviceVPI), 4},
+	"kDLROCM":        {int64(abi.DeviceROCm), 4},
+	"kDLROCMHost":    {int64(abi.DeviceROCmHost), 4},
+	"kDLExtDev":      {int64(abi.DeviceExtDev), 4},
+	"kDLCUDAManaged": {int64(abi.DeviceCUDAManaged), 4},
+	"kDLOneAPI":      {int64(abi.DeviceOneAPI), 4},
+	"kDLWebGPU":      {int64(abi.DeviceWebGPU), 4},
+	"kDLHexagon":     {int64(abi.DeviceHexagon), 4},
 	"kDLMAIA":        {int64(dlpack.DeviceMAIA), 4},
 	"kDLTrn":         {int64(dlpack.DeviceTrn), 4},
 

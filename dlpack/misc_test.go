@@ -29,9 +29,9 @@ func TestFlags(t *testing.T) {
 	}
 	lt, err := dlpack.ExportLegacy(da)
 	must(t, err)
-	before := dlpack.Stats()
+	before := stats()
 	lt.Delete()
-	if s := dlpack.Stats(); s.Exports != before.Exports-1 || s.DeleterCalls != before.DeleterCalls+1 {
+	if s := stats(); s.Exports != before.Exports-1 || s.DeleterCalls != before.DeleterCalls+1 {
 		t.Fatalf("legacy Delete: %+v, before %+v", s, before)
 	}
 	var nilTensor *dlpack.ManagedTensor
@@ -45,7 +45,7 @@ func TestConcurrent(t *testing.T) {
 	vals := valueBytes(dtF64, 0, 1000)
 	a := fromBytes(t, arrow.PrimitiveTypes.Float64, 1000, vals)
 	da := onDevice(t, a, cpuDev)
-	before := dlpack.Stats()
+	before := stats()
 	var wg sync.WaitGroup
 	const workers, rounds = 8, 200
 	for w := 0; w < workers; w++ {
@@ -74,9 +74,9 @@ func TestConcurrent(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	s := dlpack.Stats()
+	s := stats()
 	if s.Exports != before.Exports || s.Imports != before.Imports || s.DeleterCalls != before.DeleterCalls+workers*rounds ||
-		s.StrayDeleterCalls != before.StrayDeleterCalls {
+		s.StrayDeletes != before.StrayDeletes {
 		t.Fatalf("%+v, before %+v", s, before)
 	}
 	h, err := da.ToHost(context.Background())

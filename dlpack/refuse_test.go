@@ -106,13 +106,13 @@ func TestExportRefusals(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			da := onDevice(t, c.arr(t), cpuDev)
-			before, leaks := dlpack.Stats(), cdevice.LiveLeaks()
+			calls, leaks := dlpack.DeleterCalls(), cdevice.LiveLeaks()
 			_, err := dlpack.Export(da)
 			wantIs(t, err, c.is, cdevice.ErrUnsupported)
 			_, err = dlpack.ExportLegacy(da, dlpack.WithConsumerStream(0))
 			wantIs(t, err, c.is)
-			if s, l := dlpack.Stats(), cdevice.LiveLeaks(); s != before || l != leaks {
-				t.Fatalf("a refused export left %+v %v (before %+v %v)", s, l, before, leaks)
+			if n, l := dlpack.DeleterCalls(), cdevice.LiveLeaks(); n != calls || l != leaks {
+				t.Fatalf("a refused export left %v, %d deleter calls (before %v, %d)", l, n, leaks, calls)
 			}
 		})
 	}
@@ -145,7 +145,7 @@ func TestExportRefusals(t *testing.T) {
 			DeviceType: abi.DeviceVulkan, DeviceID: 3}, func() { released++ })
 		mt, err := dlpack.Export(da)
 		must(t, err)
-		if mt.DLTensor.Device != (dlpack.Device{DeviceType: dlpack.DeviceVulkan, DeviceID: 3}) || mt.DLTensor.Data != 0x10000 {
+		if mt.DLTensor.Device != (dlpack.Device{DeviceType: abi.DeviceVulkan, DeviceID: 3}) || mt.DLTensor.Data != 0x10000 {
 			t.Fatalf("tensor %+v", mt.DLTensor)
 		}
 		_, err = dlpack.Import(mt) // no Vulkan backend: the deleter is called
@@ -167,7 +167,7 @@ func TestExportRefusals(t *testing.T) {
 // deleter runs exactly once before Import returns.
 func TestImportRefusals(t *testing.T) {
 	c := loadC(t)
-	base := spec{versioned: true, devType: dlpack.DeviceCPU, dtype: dtI32, shape: []int64{4, 6}, seed: 1}
+	base := spec{versioned: true, devType: abi.DeviceCPU, dtype: dtI32, shape: []int64{4, 6}, seed: 1}
 	mod := func(f func(*spec)) spec {
 		s := base
 		s.shape = append([]int64(nil), base.shape...)
@@ -184,11 +184,11 @@ func TestImportRefusals(t *testing.T) {
 		{"broadcast", mod(func(s *spec) { s.strides = []int64{0, 1} }), nil, []error{dlpack.ErrNotContiguous}},
 		{"padded-rows", mod(func(s *spec) { s.strides = []int64{8, 1} }), nil, []error{dlpack.ErrNotContiguous}},
 		{"misaligned", mod(func(s *spec) { s.offset = 2 }), nil, []error{dlpack.ErrNotContiguous}},
-		{"vulkan", mod(func(s *spec) { s.devType = dlpack.DeviceVulkan }), nil, []error{cdevice.ErrNoDevice}},
+		{"vulkan", mod(func(s *spec) { s.devType = abi.DeviceVulkan }), nil, []error{cdevice.ErrNoDevice}},
 		{"maia", mod(func(s *spec) { s.devType = dlpack.DeviceMAIA }), nil, []error{cdevice.ErrNoDevice}},
 		{"trn", mod(func(s *spec) { s.devType = dlpack.DeviceTrn }), nil, []error{cdevice.ErrNoDevice}},
 		{"device-99", mod(func(s *spec) { s.devType = 99 }), nil, []error{cdevice.ErrInvalid}},
-		{"opencl-42", mod(func(s *spec) { s.devType, s.devID = dlpack.DeviceOpenCL, 42 }), nil, []error{cdevice.ErrNoDevice}},
+		{"opencl-42", mod(func(s *spec) { s.devType, s.devID = abi.DeviceOpenCL, 42 }), nil, []error{cdevice.ErrNoDevice}},
 		{"version-2", mod(func(s *spec) { s.major = 2 }), nil, []error{dlpack.ErrVersion, cdevice.ErrUnsupported}},
 		{"lanes", mod(func(s *spec) { s.dtype.Lanes = 4 }), nil, []error{cdevice.ErrUnsupported}},
 		{"bfloat16", mod(func(s *spec) { s.dtype = dlpack.DataType{Code: dlpack.CodeBfloat, Bits: 16, Lanes: 1} }), nil, []error{cdevice.ErrUnsupported}},
@@ -223,11 +223,14 @@ func TestImportRefusals(t *testing.T) {
 					_, err = dlpack.ImportLegacy(dlpack.ManagedTensorAt(p), cs.opts...)
 				}
 				wantIs(t, err, cs.is...)
+				if d := s.devType; (d == dlpack.DeviceMAIA || d == dlpack.DeviceTrn) && !strings.Contains(err.Error(), cs.name) {
+					t.Errorf("%v does not name the device type %s", err, cs.name)
+				}
 				if c.calls() != calls+1 || c.live() != live || c.doubles() != 0 {
 					t.Fatalf("deleter calls %d, live %d (want 1, %d)", c.calls()-calls, c.live(), live)
 				}
-				if s := dlpack.Stats(); s.Imports != 0 {
-					t.Fatalf("imports %d", s.Imports)
+				if n := cdevice.LiveLeaks().DLPackImports; n != 0 {
+					t.Fatalf("imports %d", n)
 				}
 			})
 		}

@@ -42,7 +42,7 @@ type want struct {
 func roundTrip(t *testing.T, da *cdevice.DeviceArray, versioned bool, w want, wantArr arrow.Array,
 	eopts []dlpack.ExportOption, iopts ...dlpack.ImportOption) {
 	t.Helper()
-	before := dlpack.Stats()
+	before := stats()
 	var mt *dlpack.ManagedTensorVersioned
 	var lt *dlpack.ManagedTensor
 	var tensor *dlpack.Tensor
@@ -59,7 +59,7 @@ func roundTrip(t *testing.T, da *cdevice.DeviceArray, versioned bool, w want, wa
 		must(t, err)
 		tensor = &lt.DLTensor
 	}
-	if s := dlpack.Stats(); s.Exports != before.Exports+1 {
+	if s := stats(); s.Exports != before.Exports+1 {
 		t.Fatalf("exports %d, want %d", s.Exports, before.Exports+1)
 	}
 	wantDev := dlpack.Device{DeviceType: dlpack.DeviceType(da.DeviceType), DeviceID: int32(da.DeviceID)}
@@ -86,17 +86,17 @@ func roundTrip(t *testing.T, da *cdevice.DeviceArray, versioned bool, w want, wa
 	}
 	must(t, err)
 	if leaf, base := leafOf(back); product(w.shape) > 0 && (uintptr(leaf.Buffers[1].Ptr) != data || uint64(base)*uint64(w.dtype.Bits/8) != off) {
-		// Not zero-copy on import: only a copy (AllowCopy, Boolean) may do that, and then the tensor is gone.
-		if s := dlpack.Stats(); s.Exports != before.Exports {
+		// Not zero-copy on import: only a copy (WithAllowCopy, Boolean) may do that, and then the tensor is gone.
+		if s := stats(); s.Exports != before.Exports {
 			t.Fatalf("import copied but kept the tensor (%d exports)", s.Exports)
 		}
-	} else if s := dlpack.Stats(); s.Exports != before.Exports+1 {
+	} else if s := stats(); s.Exports != before.Exports+1 {
 		t.Fatalf("import released the tensor early")
 	}
 	got := toHost(t, back)
-	s := dlpack.Stats()
+	s := stats()
 	if s.Exports != before.Exports || s.DeleterCalls != before.DeleterCalls+1 || s.Imports != before.Imports ||
-		s.StrayDeleterCalls != before.StrayDeleterCalls {
+		s.StrayDeletes != before.StrayDeletes {
 		t.Fatalf("after release: %+v, before %+v: want the deleter called exactly once", s, before)
 	}
 	wantEqual(t, got, wantArr)
@@ -169,7 +169,7 @@ func TestRoundTripFixedSizeList(t *testing.T) {
 	}
 }
 
-// permuted is what AllowCopy makes of a fixed shape tensor array with a
+// permuted is what WithAllowCopy makes of a fixed shape tensor array with a
 // permutation: each row's logical view, row-major.
 func permuted(elems []byte, isz, rows int, phys, perm []int64) []byte {
 	nd := len(phys)
@@ -230,10 +230,10 @@ func TestRoundTripFixedShapeTensor(t *testing.T) {
 					lt, err := tensor.NewFixedShapeType(f64, []int64{4, 2, 3}, nil, nil)
 					must(t, err)
 					roundTrip(t, dp, versioned, wp, fromBytes(t, lt, rows, permuted(elems, 8, rows, []int64{2, 3, 4}, perm)),
-						nil, dlpack.AllowCopy())
+						nil, dlpack.WithAllowCopy())
 				})
 				t.Run("permuted/refused", func(t *testing.T) {
-					before := dlpack.Stats()
+					before := stats()
 					var err error
 					if versioned {
 						mt, eerr := dlpack.Export(dp)
@@ -245,7 +245,7 @@ func TestRoundTripFixedShapeTensor(t *testing.T) {
 						_, err = dlpack.ImportLegacy(mt)
 					}
 					wantIs(t, err, dlpack.ErrNotContiguous, cdevice.ErrUnsupported)
-					if s := dlpack.Stats(); s.Exports != before.Exports || s.DeleterCalls != before.DeleterCalls+1 {
+					if s := stats(); s.Exports != before.Exports || s.DeleterCalls != before.DeleterCalls+1 {
 						t.Fatalf("a refused import must call the deleter once: %+v, before %+v", s, before)
 					}
 				})

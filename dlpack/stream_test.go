@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/purearrow/cdevice/abi"
 	"github.com/purearrow/cdevice/dlpack"
 	"github.com/purearrow/cdevice/internal/ffi"
 )
@@ -29,7 +30,7 @@ func TestConsumerStream(t *testing.T) {
 		for _, s := range []uintptr{dev.CommandQueue(), 0, dlpack.NoSync} {
 			mt, err := dlpack.Export(da, dlpack.WithConsumerStream(s))
 			must(t, err)
-			sp := spec{versioned: true, svm: dev.UsesSVM(), devType: dlpack.DeviceOpenCL, devID: int32(dev.ID()),
+			sp := spec{versioned: true, svm: dev.UsesSVM(), devType: abi.DeviceOpenCL, devID: int32(dev.ID()),
 				dtype: dtF64, shape: []int64{64}, strides: []int64{1}, flags: dlpack.FlagReadOnly}
 			if rc := c.consume(sp.params(t), mt.Addr(), cbytes(t, vals), dev.CommandQueue()); rc != 0 {
 				t.Fatalf("C consumer on the named queue: %d", rc)
