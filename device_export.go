@@ -111,7 +111,10 @@ func newDeviceRecordBatch(sc *arrow.Schema, root *DeviceArray) *DeviceRecordBatc
 }
 
 // CopyRecordBatchToDevice copies every column of rb to newly allocated
-// memory on dev, with one synchronization for the whole batch.
+// memory on dev, with one synchronization for the whole batch. The copies
+// are complete when it returns: rb may be released at once (the result
+// holds no reference to it). The result holds one reference; its Export
+// carries the event recorded after the copies as sync_event.
 func CopyRecordBatchToDevice(ctx context.Context, rb arrow.RecordBatch, dev device.Device) (*DeviceRecordBatch, error) {
 	if rb == nil || dev == nil {
 		return nil, invalidf("CopyRecordBatchToDevice: nil record batch or device")

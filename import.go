@@ -19,6 +19,11 @@ import (
 // ImportArray imports arr, typed by schema. Both are released by the import:
 // schema at once, arr when the last arrow-go reference to its buffers is
 // released. On failure both are released before the error returns.
+//
+// Every import moves the root struct it is given: it copies the struct and
+// marks the caller's released (release = NULL) before it returns, so the
+// caller's struct may be reused or freed at once; the children and buffers
+// it points to stay the producer's until the release.
 func ImportArray(arr *abi.Array, schema *abi.Schema, opts ...ImportOption) (arrow.Array, error) {
 	f, err := ImportField(schema)
 	if err != nil {
@@ -172,11 +177,15 @@ func releaseData(ds []arrow.ArrayData) {
 }
 
 // ImportDeviceArray imports an ArrowDeviceArray as an arrow.Array. It waits
-// on the producer's sync_event first. Memory the host can read (CPU, CUDA
-// host and managed memory, ROCm host memory, OpenCL SVM on a CPU device) is
-// wrapped without copying; memory on other devices is copied to Go memory
-// (ImportDeviceArrayOnDevice keeps it where it is). A device with no loaded
-// backend fails with ErrNoDevice. On failure the input is released.
+// on the producer's sync_event first, on the host (WithContext bounds the
+// wait): sync_event is NULL on the CPU, else a pointer to the producer's
+// event — a cudaEvent_t* (CUDA, CUDA_HOST, CUDA_MANAGED), a hipEvent_t*
+// (ROCM, ROCM_HOST) or a cl_event* (OPENCL) — which stays the producer's.
+// Memory the host can read (CPU, CUDA host and managed memory, ROCm host
+// memory, OpenCL SVM on a CPU device) is wrapped without copying; memory on
+// other devices is copied to Go memory (ImportDeviceArrayOnDevice keeps it
+// where it is). A device with no loaded backend fails with ErrNoDevice. On
+// failure the input is released.
 func ImportDeviceArray(arr *abi.DeviceArray, schema *abi.Schema, opts ...ImportOption) (arrow.Array, error) {
 	if arr == nil {
 		ReleaseSchema(schema)

@@ -70,9 +70,12 @@ func (c importConfig) validate(arr arrow.Array) error {
 	return ValidateFull(arr)
 }
 
-// ValidateRecordBatch checks rb as an import with opts would (nothing unless
-// WithFullValidation is among them). Stream readers use it for batches that
-// reach them without an import.
+// ValidateRecordBatch checks rb as an import with opts would. Without
+// options it checks nothing more than the structure arrow-go already holds
+// (it returns nil); with WithFullValidation it checks every column's
+// contents as ValidateFull does. Stream readers use it for batches that
+// reach them without an import; use it with WithFullValidation on a batch
+// of uncertain origin before exporting it.
 func ValidateRecordBatch(rb arrow.RecordBatch, opts ...ImportOption) error {
 	return applyImportOptions(opts).validateBatch(rb)
 }
