@@ -1,8 +1,6 @@
-// Package cuda is the CUDA backend: libcudart loaded at run time through
-// internal/ffi, no cgo and no CUDA toolkit needed to build. The binding and
-// the Device, Stream and Event implementation are internal/gpurt's, shared
-// with package hip; this package holds what is CUDA's own: where the
-// library is, the table of its names and constants, and compute capability.
+// Package cuda is the CUDA backend: the CUDA runtime (libcudart) loaded at
+// run time, no cgo and no CUDA toolkit needed to build. HIP copies the CUDA
+// runtime API, and package hip and this package share one implementation.
 //
 // Each CUDA device ordinal n gives three devices: cuda:n (cudaMalloc),
 // cuda_host:n (cudaMallocHost, pinned host memory) and cuda_managed:n
@@ -12,8 +10,12 @@
 // other code made waits for our events, and our streams for it.
 //
 // The library is found, in order: the path in $CDEVICE_CUDA_LIBRARY (alone
-// when set), then the sonames of CUDA 13, 12 and 11 and $CUDA_PATH (see
-// candidates_*.go). Nothing is loaded before Backend.Probe.
+// when set), then libcudart.so.13, .so.12, .so.11.0 and .so (CUDA 13, 12
+// and 11), $CUDA_PATH/lib64/libcudart.so* and
+// /usr/local/cuda/lib64/libcudart.so* (cudart64_13.dll, cudart64_12.dll,
+// cudart64_110.dll, then %CUDA_PATH%\bin and bin\x64 on Windows; NVIDIA
+// ships no runtime for other systems, where only $CDEVICE_CUDA_LIBRARY is
+// tried). Nothing is loaded before Backend.Probe.
 package cuda
 
 import (
@@ -32,7 +34,9 @@ const EnvLibrary = "CDEVICE_CUDA_LIBRARY"
 // Backend is the CUDA runtime; it registers itself with package device, and
 // its probe registers the devices it finds. Its Probe returns, even with an
 // error, the Info.Library and Info.Version of a library it did load.
-var Backend device.Backend = gpurt.Register(&table, platformCandidates)
+var Backend device.Backend = newBackend()
+
+func newBackend() device.Backend { return gpurt.Register(&table, platformCandidates) }
 
 // Values from CUDA's driver_types.h and cuda_runtime_api.h.
 const (
@@ -62,24 +66,32 @@ var table = gpurt.Table{
 	Codes: gpurt.Codes{NoDevice: 100, InsufficientDriver: 35, StubLibrary: 34, NotReady: 600},
 	// 1000*major + 10*minor.
 	FormatVersion: func(v int) string { return fmt.Sprintf("%d.%d", v/1000, v%1000/10) },
-	Wrap:          func(d *gpurt.Device) device.Device { return &Device{d} },
+	Wrap:          func(d *gpurt.Device) device.Device { return &Device{dev: d} },
 }
 
-// A Device is one kind of memory of one CUDA device: device memory
-// (abi.DeviceCUDA), pinned host memory (abi.DeviceCUDAHost) or managed
-// memory (abi.DeviceCUDAManaged). It implements device.Device, and has
-// Kind (the memory kind), Ordinal (what cudaSetDevice takes) and ErrorName
-// (the runtime's name for an error code, e.g. "cudaErrorMemoryAllocation").
-// Every call makes the device current on a locked OS thread first, so a
-// Device may be used from any goroutine.
+//go:generate go run ../../internal/gpurt/gpurtgen -o device_gen.go
+
+// A Device is one kind of memory of one CUDA device (GPU): device memory
+// (abi.DeviceCUDA, cudaMalloc and cudaFree), pinned host memory
+// (abi.DeviceCUDAHost, cudaMallocHost and cudaFreeHost) or managed memory
+// (abi.DeviceCUDAManaged, cudaMallocManaged with cudaMemAttachGlobal, and
+// cudaFree). Backend's probe makes them; the Devices of one GPU share its
+// streams. A Device implements device.Device and device.ForeignStreams.
+// Every call makes the GPU current (cudaSetDevice) on a locked OS thread
+// first, so a Device may be used from any goroutine.
 //
-// Copies are asynchronous on the stream (nil: the device's default stream).
+// Copies are asynchronous on the stream (nil: the GPU's default stream).
 // Go memory given to a copy must stay reachable and untouched until that
 // stream or a later-recorded event is synchronized; a caller that drops its
 // last reference before then must pin it (runtime.Pinner) until the sync.
-type Device struct{ *gpurt.Device }
+//
+// The error of a failed runtime call wraps a *device.RuntimeError with the
+// runtime's code and message (see ErrorName); bad arguments wrap
+// device.ErrInvalid, streams and events used after Close device.ErrReleased.
+type Device struct{ dev *gpurt.Device }
 
-// ComputeCapability is the device's compute capability, e.g. 9, 0 for sm_90.
+// ComputeCapability is the GPU's compute capability, e.g. 9, 0 for sm_90
+// (cudaDevAttrComputeCapabilityMajor and Minor, read at probe).
 func (d *Device) ComputeCapability() (major, minor int) {
-	return d.Attribute(attrComputeCapMajor), d.Attribute(attrComputeCapMinor)
+	return d.dev.Attribute(attrComputeCapMajor), d.dev.Attribute(attrComputeCapMinor)
 }

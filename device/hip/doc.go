@@ -1,10 +1,9 @@
-// Package hip binds AMD's HIP runtime (libamdhip64) through internal/ffi,
-// without cgo. HIP copies the CUDA runtime API, and the binding and the
-// Device, Stream and Event implementation are internal/gpurt's, shared with
-// package cuda; this package holds what is HIP's own: where the library is
-// and the table of its names and constants. Importing it registers Backend
-// with the device package; nothing is loaded until Backend.Probe is first
-// called.
+// Package hip is the HIP backend: AMD's HIP runtime of ROCm (libamdhip64)
+// loaded at run time, no cgo and no ROCm needed to build. HIP copies the
+// CUDA runtime API, and this package and package cuda share one
+// implementation.
+// Importing it registers Backend with the device package; nothing is loaded
+// until Backend.Probe is first called.
 //
 // The library is looked up in this order: the path in the environment
 // variable CDEVICE_HIP_LIBRARY (alone: an explicit choice that fails is
@@ -12,8 +11,10 @@
 // $ROCM_PATH/lib/libamdhip64.so* and /opt/rocm/lib/libamdhip64.so*
 // (amdhip64_6.dll, amdhip64.dll and %HIP_PATH%\bin on Windows).
 //
-// Each GPU n appears twice: as ROCM:n (hipMalloc, device memory) and as
-// ROCM_HOST:n (hipHostMalloc, pinned host memory that the host may read).
+// Each GPU n appears twice: as rocm:n (abi.DeviceROCm: hipMalloc, device
+// memory) and as rocm_host:n (abi.DeviceROCmHost: hipHostMalloc, pinned host
+// memory that the host may read); $CDEVICE_DEVICE also takes hip:n and
+// hip_host:n.
 // An ArrowDeviceArray's sync_event for these devices is a hipEvent_t*. A nil
 // stream is a non-blocking stream of the GPU made at probe. Devices are
 // device.ForeignStreams: a hipStream_t of the same GPU that other code made

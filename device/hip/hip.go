@@ -13,7 +13,9 @@ const EnvLibrary = "CDEVICE_HIP_LIBRARY"
 
 // Backend is the HIP runtime. Its Probe returns, even with an error, the
 // Info.Library and Info.Version of a library it did load.
-var Backend device.Backend = gpurt.Register(&table, platformCandidates)
+var Backend device.Backend = newBackend()
+
+func newBackend() device.Backend { return gpurt.Register(&table, platformCandidates) }
 
 const hipHostMallocDefault = 0
 
@@ -39,7 +41,7 @@ var table = gpurt.Table{
 	// amdgpu/KFD, is older than the runtime needs); HIP has no stub library.
 	Codes:         gpurt.Codes{NoDevice: 100, InsufficientDriver: 35, NotReady: 600},
 	FormatVersion: formatVersion,
-	Wrap:          func(d *gpurt.Device) device.Device { return &Device{d} },
+	Wrap:          func(d *gpurt.Device) device.Device { return &Device{dev: d} },
 }
 
 // formatVersion writes HIP's major*10000000 + minor*100000 + patch.
@@ -50,15 +52,22 @@ func formatVersion(v int) string {
 	return fmt.Sprintf("%d.%d.%d", v/10000000, v/100000%100, v%100000)
 }
 
+//go:generate go run ../../internal/gpurt/gpurtgen -o device_gen.go
+
 // A Device is one kind of memory of one HIP GPU: device memory
-// (abi.DeviceROCm) or pinned host memory (abi.DeviceROCmHost). It
-// implements device.Device, and has Kind (the memory kind), Ordinal (what
-// hipSetDevice takes) and ErrorName (the runtime's name for an error code).
-// Every call makes the GPU current on a locked OS thread first, so a Device
-// may be used from any goroutine.
+// (abi.DeviceROCm, hipMalloc and hipFree) or pinned host memory
+// (abi.DeviceROCmHost, hipHostMalloc and hipHostFree). Backend's probe makes
+// them; the Devices of one GPU share its streams. A Device implements
+// device.Device and device.ForeignStreams. Every call makes the GPU current
+// (hipSetDevice) on a locked OS thread first, so a Device may be used from
+// any goroutine.
 //
 // Copies are asynchronous on the stream (nil: the GPU's default stream).
 // Go memory given to a copy must stay reachable and untouched until that
 // stream or a later-recorded event is synchronized; a caller that drops its
 // last reference before then must pin it (runtime.Pinner) until the sync.
-type Device struct{ *gpurt.Device }
+//
+// The error of a failed runtime call wraps a *device.RuntimeError with the
+// runtime's code and message (see ErrorName); bad arguments wrap
+// device.ErrInvalid, streams and events used after Close device.ErrReleased.
+type Device struct{ dev *gpurt.Device }

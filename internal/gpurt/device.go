@@ -142,9 +142,6 @@ var (
 func (d *Device) k() *Kind          { return &d.g.r.t.Kinds[d.kind] }
 func (d *Device) sym() *kindSymbols { return &d.g.r.kinds[d.kind] }
 
-// Kind is the device type of the memory, e.g. abi.DeviceCUDAHost.
-func (d *Device) Kind() abi.DeviceType { return d.k().Type }
-
 // Ordinal is the runtime's device ordinal (what cudaSetDevice takes).
 func (d *Device) Ordinal() int { return d.g.ordinal }
 

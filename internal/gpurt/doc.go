@@ -8,6 +8,11 @@
 // Backend finds the library, binds it and probes its devices; Device,
 // Stream and Event implement package device over any bound runtime.
 //
+// No exported signature of a runtime package shows a type of this package:
+// each has its own Device type (Table.Wrap) around a *Device, with methods
+// that delegate to it and are documented in the runtime's names, written by
+// gpurtgen from one table of methods.
+//
 // Conventions for both runtimes:
 //   - The current device is per OS thread: every call sequence runs with
 //     its goroutine locked to its thread after a set-device call.

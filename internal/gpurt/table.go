@@ -110,8 +110,10 @@ type Table struct {
 	// FormatVersion writes a version as RuntimeGetVersion and
 	// DriverGetVersion encode it.
 	FormatVersion func(v int) string
-	// Wrap returns the runtime package's Device for d (so that it can add
-	// methods); nil: d itself.
+	// Wrap returns the runtime package's Device around d: what a probe
+	// lists and registers, a type of the package's own with its methods
+	// documented in the runtime's names (internal/gpurt/gpurtgen writes
+	// them). nil: d itself.
 	Wrap func(d *Device) device.Device
 }
 

@@ -41,8 +41,11 @@ func testProbe(t *testing.T, rt Runtime) {
 	for i, dd := range info.Devices {
 		d := dd.(Device)
 		n, k := i/nk, kinds[i%nk]
-		if d.Kind() != k.Type || d.Type() != k.Type || d.Ordinal() != n || d.ID() != int64(n) || d.HostAccessible() != (k.Memory != gpurt.DeviceMemory) {
-			t.Errorf("device %d: %v kind %v ordinal %d host %v", i, d, d.Kind(), d.Ordinal(), d.HostAccessible())
+		if d.Type() != k.Type || d.Ordinal() != n || d.ID() != int64(n) || d.HostAccessible() != (k.Memory != gpurt.DeviceMemory) {
+			t.Errorf("device %d: %v type %v ordinal %d host %v", i, d, d.Type(), d.Ordinal(), d.HostAccessible())
+		}
+		if _, bare := dd.(*gpurt.Device); bare && rt.Table.Wrap != nil {
+			t.Errorf("device %d: %v is a *gpurt.Device, not the runtime package's Device", i, d)
 		}
 		if !strings.HasPrefix(d.Name(), fmt.Sprintf("Fake CUDA Device %d", n)) {
 			t.Errorf("device %d: name %q", i, d.Name())

@@ -32,10 +32,11 @@ type Runtime struct {
 	OldVersion string
 }
 
-// A Device is a gpurt.Device, or a runtime package's Device that embeds one.
+// A Device is a runtime package's Device (or a *gpurt.Device, for a table
+// without Wrap): device.Device and the methods the packages add.
 type Device interface {
 	device.Device
-	Kind() abi.DeviceType
+	device.ForeignStreams
 	Ordinal() int
 	DefaultStream() uintptr
 	ErrorName(code int) string

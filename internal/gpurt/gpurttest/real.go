@@ -61,7 +61,7 @@ func testRealProbe(t *testing.T, rt Runtime) {
 		if d.Name() == "" {
 			t.Errorf("%v: no name", d)
 		}
-		if d.Kind() != rt.Table.Kinds[rt.kind(gpurt.HostMemory)].Type && (total <= 0 || free <= 0 || free > total) {
+		if d.Type() != rt.Table.Kinds[rt.kind(gpurt.HostMemory)].Type && (total <= 0 || free <= 0 || free > total) {
 			t.Errorf("%v: MemoryInfo %d / %d", d, free, total)
 		}
 		if got, err := device.Lookup(d.Type(), d.ID()); err != nil || got != device.Device(d) {
