@@ -8,6 +8,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/purearrow/cdevice"
 	"github.com/purearrow/cdevice/abi"
+	"github.com/purearrow/cdevice/internal/identity"
 	"github.com/purearrow/cdevice/internal/sample"
 )
 
@@ -66,8 +67,8 @@ func BenchmarkRoundTripTallFullImport(b *testing.B) {
 	benchIdentity(b, false, tallBatch(b, 1_000_000))
 }
 
-func benchIdentity(b *testing.B, identity bool, rec arrow.RecordBatch) {
-	defer cdevice.SetIdentityImports(cdevice.SetIdentityImports(identity))
+func benchIdentity(b *testing.B, on bool, rec arrow.RecordBatch) {
+	defer identity.Set(identity.Set(on))
 	benchRoundTrip(b, rec)
 }
 

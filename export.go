@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/purearrow/cdevice/abi"
 	"github.com/purearrow/cdevice/internal/ffi"
+	"github.com/purearrow/cdevice/internal/identity"
 	"github.com/purearrow/cdevice/internal/leak"
 )
 
@@ -482,7 +483,7 @@ func releaseArrayIn(a *abi.Array, parent *export) {
 // exported from, when a is the untouched root of one of our array exports
 // and identity imports are on.
 func exportedSource(a *abi.Array) any {
-	if identityOff.Load() || !arrayReleaseCB.Is(a.Release) {
+	if !identity.Enabled() || !arrayReleaseCB.Is(a.Release) {
 		return nil
 	}
 	v, _ := ffi.Handle(a.PrivateData).Value()
@@ -495,19 +496,6 @@ func exportedSource(a *abi.Array) any {
 	}
 	return e.source
 }
-
-// identityOff turns identity imports off (see SetIdentityImports).
-var identityOff atomic.Bool
-
-// SetIdentityImports turns identity imports on (the default) or off and
-// returns the previous setting. With them on, importing a struct that this
-// package exported, untouched, hands back the exported value itself (and a
-// stream exported by package stream is read directly). Off, every import
-// takes the path a C producer's structs take; tests use that to drive it.
-func SetIdentityImports(on bool) (old bool) { return !identityOff.Swap(!on) }
-
-// IdentityImports reports whether identity imports are on.
-func IdentityImports() bool { return !identityOff.Load() }
 
 // arrayChildrenLive reports whether no child or dictionary of a was moved
 // out or released.

@@ -9,12 +9,13 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/purearrow/cdevice"
 	"github.com/purearrow/cdevice/abi"
+	"github.com/purearrow/cdevice/internal/identity"
 )
 
 // withIdentity runs f with identity imports on (TestMain turns them off).
 func withIdentity(t *testing.T, f func()) {
 	t.Helper()
-	defer cdevice.SetIdentityImports(cdevice.SetIdentityImports(true))
+	defer identity.Set(identity.Set(true))
 	f()
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/purearrow/cdevice/device"
 	"github.com/purearrow/cdevice/internal/ctest"
 	"github.com/purearrow/cdevice/internal/ffi"
+	"github.com/purearrow/cdevice/internal/identity"
 	"github.com/purearrow/cdevice/internal/sample"
 )
 
@@ -99,8 +100,8 @@ func BenchmarkAsync(b *testing.B) { benchAsync(b, true) }
 
 func BenchmarkAsyncFullImport(b *testing.B) { benchAsync(b, false) }
 
-func benchAsync(b *testing.B, identity bool) {
-	defer cdevice.SetIdentityImports(cdevice.SetIdentityImports(identity))
+func benchAsync(b *testing.B, on bool) {
+	defer identity.Set(identity.Set(on))
 	dbs := asyncBenchDeviceBatches(b, asyncBenchBatches, asyncBenchRows)
 	for _, depth := range []int{1, 8, 64} {
 		b.Run(fmt.Sprintf("depth=%d", depth), func(b *testing.B) {

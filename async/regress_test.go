@@ -29,6 +29,7 @@ import (
 	"github.com/purearrow/cdevice/async"
 	"github.com/purearrow/cdevice/device"
 	"github.com/purearrow/cdevice/internal/ffi"
+	"github.com/purearrow/cdevice/internal/identity"
 )
 
 // ---- a hand-written producer and a release gate ----
@@ -338,7 +339,7 @@ func TestRegressReleaseAfterRejectedSchema(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			// The identity import shortcut would skip the parse of an
 			// untouched export; these schemas must be parsed.
-			defer cdevice.SetIdentityImports(cdevice.SetIdentityImports(false))
+			defer identity.Set(identity.Set(false))
 			failOnCallbackPanics(t)
 			t.Cleanup(noLeaksAfter(t)) // after the test's own C memory is freed
 			h, err := async.NewHandler()

@@ -9,10 +9,10 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/purearrow/cdevice"
 	"github.com/purearrow/cdevice/abi"
 	"github.com/purearrow/cdevice/internal/ctest"
 	"github.com/purearrow/cdevice/internal/ffi"
+	"github.com/purearrow/cdevice/internal/identity"
 	"github.com/purearrow/cdevice/internal/sample"
 	"github.com/purearrow/cdevice/stream"
 )
@@ -44,8 +44,8 @@ func BenchmarkStream(b *testing.B) { benchStream(b, true) }
 
 func BenchmarkStreamFullImport(b *testing.B) { benchStream(b, false) }
 
-func benchStream(b *testing.B, identity bool) {
-	defer cdevice.SetIdentityImports(cdevice.SetIdentityImports(identity))
+func benchStream(b *testing.B, on bool) {
+	defer identity.Set(identity.Set(on))
 	recs := makeBatches(b, nil, benchBatches, benchRows)
 	s := offHeap[abi.ArrayStream](b)
 	b.ReportAllocs()

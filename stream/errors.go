@@ -22,8 +22,8 @@ var (
 // A ProducerError is a failed get_schema or get_next of a C producer: its
 // errno-style code and the message get_last_error gave (empty if none).
 // When the producer is a stream this package exported in this process,
-// read without going through C (see cdevice.SetIdentityImports), the
-// error also wraps the producer's own error.
+// read directly without going through C (as it always is), the error also
+// wraps the producer's own error.
 type ProducerError struct {
 	Call    string // "get_schema" or "get_next"
 	Code    int

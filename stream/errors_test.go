@@ -12,6 +12,7 @@ import (
 	"github.com/purearrow/cdevice"
 	"github.com/purearrow/cdevice/abi"
 	"github.com/purearrow/cdevice/device"
+	"github.com/purearrow/cdevice/internal/identity"
 	"github.com/purearrow/cdevice/internal/testsupport"
 	"github.com/purearrow/cdevice/stream"
 )
@@ -132,7 +133,7 @@ func TestErrorPaths(t *testing.T) {
 			return readErr(failing(t))
 		}),
 		testsupport.Case("Reader.Err/our export's source failed, read directly", stream.ErrProducer, func(t *testing.T) error {
-			defer cdevice.SetIdentityImports(cdevice.SetIdentityImports(true))
+			defer identity.Set(identity.Set(true))
 			err := readErr(failing(t))
 			var pe *stream.ProducerError
 			if !errors.Is(err, errSource) || !errors.As(err, &pe) || pe.Call != "get_next" {

@@ -12,6 +12,7 @@ import (
 	"github.com/purearrow/cdevice"
 	"github.com/purearrow/cdevice/abi"
 	"github.com/purearrow/cdevice/internal/ffi"
+	"github.com/purearrow/cdevice/internal/identity"
 	"github.com/purearrow/cdevice/internal/leak"
 )
 
@@ -38,7 +39,7 @@ func (c *cstream) init(self unsafe.Pointer, getSchema, getNext, getLastError, re
 		c.releaseC()
 		return fmt.Errorf("%w: the stream's get_schema or get_next is NULL", cdevice.ErrInvalid)
 	}
-	if ours && cdevice.IdentityImports() {
+	if ours && identity.Enabled() {
 		if v, ok := ffi.Handle(privateData).Value(); ok {
 			c.direct = v.(*exporter)
 			c.schema = c.direct.schema

@@ -18,6 +18,7 @@ import (
 	"github.com/purearrow/cdevice"
 	"github.com/purearrow/cdevice/abi"
 	"github.com/purearrow/cdevice/internal/ffi"
+	"github.com/purearrow/cdevice/internal/identity"
 	"github.com/purearrow/cdevice/internal/sample"
 	"github.com/purearrow/cdevice/stream"
 )
@@ -239,7 +240,7 @@ func TestAllContextCanceled(t *testing.T) {
 // iteration: through C, a *ProducerError with the errno-style code and
 // get_last_error's message.
 func TestAllProducerError(t *testing.T) {
-	defer cdevice.SetIdentityImports(cdevice.SetIdentityImports(false))
+	defer identity.Set(identity.Set(false))
 	for _, tc := range []struct {
 		name string
 		err  error

@@ -20,6 +20,7 @@ import (
 	"github.com/purearrow/cdevice/abi"
 	"github.com/purearrow/cdevice/async"
 	"github.com/purearrow/cdevice/device"
+	"github.com/purearrow/cdevice/internal/identity"
 	"github.com/purearrow/cdevice/internal/sample"
 	"github.com/purearrow/cdevice/stream"
 )
@@ -140,8 +141,8 @@ func bench(args []string, stdout, stderr io.Writer) int {
 	steps := len(devs) + 2*len(importPaths) + 2*len(importPaths)*len(devs)
 	prog := newProgress(stdout, stderr, !*asJSON && isTerminal(stdout), steps)
 	prog.okWord = "done"
-	oldIdentity := cdevice.IdentityImports()
-	defer cdevice.SetIdentityImports(oldIdentity)
+	oldIdentity := identity.Enabled()
+	defer identity.Set(oldIdentity)
 	fail := func(what string, err error) int {
 		prog.finish()
 		fmt.Fprintf(stderr, "cdevice bench: %s: %v\n", what, err)
@@ -173,7 +174,7 @@ func bench(args []string, stdout, stderr io.Writer) int {
 	for _, ip := range importPaths {
 		label := fmt.Sprintf("export+import (%s)", ip.name)
 		if err := step(label, func() error {
-			cdevice.SetIdentityImports(ip.identity)
+			identity.Set(ip.identity)
 			us, err := benchExportImport(rec)
 			rep.ExportImport = append(rep.ExportImport, exportImportResult{Import: ip.name, Columns: int(rec.NumCols()), Rows: int(rec.NumRows()), USPerRoundTrip: us})
 			return err
@@ -203,7 +204,7 @@ func bench(args []string, stdout, stderr io.Writer) int {
 		for _, ip := range importPaths {
 			label := fmt.Sprintf("%s %s (%s)", where, b.name, ip.name)
 			if err := step(label, func() error {
-				cdevice.SetIdentityImports(ip.identity)
+				identity.Set(ip.identity)
 				var times []time.Duration
 				for range benchStreamReps {
 					sctx, cancel := context.WithTimeout(ctx, time.Minute)
@@ -260,7 +261,7 @@ func printBench(w io.Writer, rep *benchReport) {
 	tw.Flush()
 	fmt.Fprintf(w, "\ncopies: median of %d; streams: median of %d runs of %d batches of %d columns × %d rows; %s in all.\n",
 		benchCopyReps, benchStreamReps, benchBatches, 16, benchWideRows, roundDuration(time.Duration(rep.ElapsedNS)))
-	fmt.Fprintln(w, `"C path": imports read the structs as a C producer's; "identity": Go-to-Go shortcut (cdevice.SetIdentityImports).`)
+	fmt.Fprintln(w, `"C path": imports read the structs as a C producer's; "identity": Go-to-Go shortcut (always on in the library).`)
 }
 
 // benchCopy measures CopyToDevice and ToHost of an int64 array of size bytes.

@@ -20,6 +20,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/purearrow/cdevice"
 	"github.com/purearrow/cdevice/abi"
+	"github.com/purearrow/cdevice/internal/identity"
 )
 
 const inspectUsage = `usage: cdevice inspect [--json] [--max-memory BYTES] FILE
@@ -148,7 +149,7 @@ func inspectFile(path string, maxMemory int64) (*inspectReport, error) {
 	opts := []ipc.Option{ipc.WithAllocator(mem), ipc.WithMetadataSizeLimit(maxMetadataSize), ipc.WithBodySizeLimit(size)}
 
 	// The batches go through the C path and are validated in full.
-	defer cdevice.SetIdentityImports(cdevice.SetIdentityImports(false))
+	defer identity.Set(identity.Set(false))
 	var sc *arrow.Schema
 	// batch checks a batch that arrow-go read: in full before it crosses
 	// the C boundary (the importer trusts its buffers' sizes), then

@@ -20,6 +20,7 @@ import (
 	"github.com/purearrow/cdevice/abi"
 	"github.com/purearrow/cdevice/async"
 	"github.com/purearrow/cdevice/device"
+	"github.com/purearrow/cdevice/internal/identity"
 	"github.com/purearrow/cdevice/stream"
 )
 
@@ -39,7 +40,7 @@ lists (or only the one --device, else CDEVICE_DEVICE, names):
   ArrowAsyncDeviceStream   async.Produce into an async.Handler, ToHost
 
 Each runs twice: with the import path a C producer's structs take ("C path")
-and with the Go-to-Go identity shortcut ("identity", cdevice.SetIdentityImports).
+and with the Go-to-Go identity shortcut ("identity", always on in the library).
 Every batch that comes back must equal the original (array.RecordEqual, schema
 and metadata too) and pass full validation (cdevice.WithFullValidation).
 A failing check is retried column by column to name the columns at fault.
@@ -154,13 +155,13 @@ func selftest(args []string, stdout, stderr io.Writer) int {
 	}
 
 	prog := newProgress(stdout, stderr, !*asJSON && isTerminal(stdout), len(devs)*len(selftestInterfaces)*len(importPaths))
-	oldIdentity := cdevice.IdentityImports()
+	oldIdentity := identity.Enabled()
 	for _, d := range devs {
 		for _, itf := range selftestInterfaces {
 			for _, ip := range importPaths {
 				label := fmt.Sprintf("%s %s (%s)", spec(d), itf.name, ip.name)
 				prog.start(label)
-				cdevice.SetIdentityImports(ip.identity)
+				identity.Set(ip.identity)
 				res := checkResult{Device: spec(d), Interface: itf.name, Import: ip.name}
 				t0 := time.Now()
 				err := guarded(ctx, stderr, itf.run, d, batches)
@@ -175,7 +176,7 @@ func selftest(args []string, stdout, stderr io.Writer) int {
 			}
 		}
 	}
-	cdevice.SetIdentityImports(oldIdentity)
+	identity.Set(oldIdentity)
 	prog.finish()
 
 	for _, b := range batches {

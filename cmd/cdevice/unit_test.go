@@ -17,6 +17,7 @@ import (
 	"github.com/purearrow/cdevice"
 	"github.com/purearrow/cdevice/abi"
 	"github.com/purearrow/cdevice/device"
+	"github.com/purearrow/cdevice/internal/identity"
 )
 
 // A failing round trip is retried column by column, and the report names
@@ -230,7 +231,7 @@ func TestSelftestCatchesCorruption(t *testing.T) {
 	} {
 		device.Register(c.dev)
 		for _, ip := range importPaths {
-			old := cdevice.SetIdentityImports(ip.identity)
+			old := identity.Set(ip.identity)
 			for _, itf := range selftestInterfaces {
 				var stderr bytes.Buffer
 				err := guarded(context.Background(), &stderr, itf.run, c.dev, []arrow.RecordBatch{c.rec})
@@ -242,7 +243,7 @@ func TestSelftestCatchesCorruption(t *testing.T) {
 					t.Errorf("%s (%s) on the CPU: %v", itf.name, ip.name, err)
 				}
 			}
-			cdevice.SetIdentityImports(old)
+			identity.Set(old)
 		}
 	}
 	if l := cdevice.LiveLeaks(); !l.Zero() {

@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/purearrow/cdevice"
 	"github.com/purearrow/cdevice/internal/ctest"
+	"github.com/purearrow/cdevice/internal/identity"
 )
 
 // Testdata returns the path of the module's testdata file or directory rel.
@@ -200,7 +201,7 @@ func ForEachIdentity(t *testing.T, f func(t *testing.T)) {
 	for _, on := range []bool{false, true} {
 		name := map[bool]string{false: "full", true: "identity"}[on]
 		t.Run(name, func(t *testing.T) {
-			defer cdevice.SetIdentityImports(cdevice.SetIdentityImports(on))
+			defer identity.Set(identity.Set(on))
 			f(t)
 		})
 	}

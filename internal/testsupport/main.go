@@ -11,6 +11,7 @@ import (
 
 	"github.com/purearrow/cdevice"
 	"github.com/purearrow/cdevice/internal/ffi"
+	"github.com/purearrow/cdevice/internal/identity"
 )
 
 // leakTrace turns on cdevice.TraceLeaks for the whole test binary, so that
@@ -27,7 +28,7 @@ var leakTrace = flag.Bool("cdevice.leaktrace", os.Getenv("CDEVICE_LEAK_TRACE") =
 // nothing is held). With -cdevice.leaktrace (or CDEVICE_LEAK_TRACE=1) the
 // failure names the stack that made each object still held.
 func Main(m *testing.M, checks ...func() string) {
-	cdevice.SetIdentityImports(false)
+	identity.Set(false)
 	flag.Parse()
 	cdevice.TraceLeaks(*leakTrace)
 	code := m.Run()
