@@ -318,8 +318,8 @@ func discard(t *abi.AsyncTask) {
 	}
 	out := cdevice.New[abi.DeviceArray]()
 	defer cdevice.Free(out)
-	if ffi.Call(t.ExtractData, uintptr(unsafe.Pointer(t)), uintptr(unsafe.Pointer(out))) == 0 && out.Array.Release != 0 {
-		ffi.Call(out.Array.Release, uintptr(unsafe.Pointer(&out.Array)))
+	if ffi.Call(t.ExtractData, uintptr(unsafe.Pointer(t)), uintptr(unsafe.Pointer(out))) == 0 {
+		cdevice.ReleaseDeviceArray(out)
 	}
 }
 

@@ -269,7 +269,7 @@ func (p *producer) finish() {
 	p.mu.Lock()
 	p.ended = true
 	p.mu.Unlock()
-	ffi.Call(p.h.Release, p.hp())
+	cdevice.ReleaseAsyncHandler(p.h)
 	p.unref()
 }
 
@@ -281,9 +281,7 @@ func (p *producer) sendSchema(sc *arrow.Schema) error {
 		return err
 	}
 	rc := int32(ffi.Call(p.h.OnSchema, p.hp(), uintptr(unsafe.Pointer(s))))
-	if s.Release != 0 { // neither released nor moved: do not leak it
-		ffi.Call(s.Release, uintptr(unsafe.Pointer(s)))
-	}
+	cdevice.ReleaseSchema(s) // unless the handler released or moved it
 	if rc != 0 {
 		return &ConsumerError{Callback: "on_schema", Code: int(rc)}
 	}

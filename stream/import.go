@@ -373,7 +373,7 @@ func (r *DeviceReader) read(ctx context.Context) (*cdevice.DeviceRecordBatch, er
 		return nil, err
 	}
 	if t := r.out.DeviceType; t != r.own.DeviceType {
-		ffi.Call(r.out.Array.Release, uintptr(unsafe.Pointer(&r.out.Array)))
+		cdevice.ReleaseArray(&r.out.Array)
 		return nil, fmt.Errorf("%w: a batch on device type %s in a %s stream", cdevice.ErrInvalid, t, r.own.DeviceType)
 	}
 	opts := r.c.cfg.importOpts

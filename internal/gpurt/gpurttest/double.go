@@ -904,7 +904,7 @@ func testHostWaitContext(t *testing.T, rt Runtime) {
 	if err := host.WaitSyncEvent(ctx, ev.SyncEvent(), nil); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("wait on a stalled device: %v, want context.DeadlineExceeded", err)
 	}
-	if f.calls(query) < 2 || f.calls(sync) != 0 || f.pending() == 0 {
+	if f.calls(query) < 1 || f.calls(sync) != 0 || f.pending() == 0 {
 		t.Errorf("%s %d calls, %s %d, %d pending: want polls only, work still queued", query, f.calls(query), sync, f.calls(sync), f.pending())
 	}
 	f.Call("fake_cuda_hold", 0)
