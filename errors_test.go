@@ -309,11 +309,6 @@ func TestErrorPaths(t *testing.T) {
 			_, err := cdevice.ImportDeviceRecordBatchWithSchema(arr, nil)
 			return err
 		}),
-		testsupport.Case("DecodeMetadata/negative pair count", cdevice.ErrInvalid, func(t *testing.T) error {
-			b := []byte{0xff, 0xff, 0xff, 0xff}
-			_, err := cdevice.DecodeMetadata(unsafe.Pointer(&b[0]))
-			return err
-		}),
 		// Export.
 		testsupport.Case("ExportSchema/nil schema", cdevice.ErrInvalid, func(t *testing.T) error {
 			return cdevice.ExportSchema(nil, offHeap[abi.Schema](t))

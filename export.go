@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/purearrow/cdevice/abi"
+	"github.com/purearrow/cdevice/internal/cmeta"
 	"github.com/purearrow/cdevice/internal/ffi"
 	"github.com/purearrow/cdevice/internal/identity"
 	"github.com/purearrow/cdevice/internal/leak"
@@ -333,7 +334,7 @@ func (pl *schemaPlan) add(n schemaNode, depth int) error {
 			}
 		}
 	}
-	p.md = encodeMetadata(n.md)
+	p.md = cmeta.Encode(n.md)
 	pl.nodes++
 	pl.bytes += len(p.format) + 1 + len(p.name) + 1 + metadataBytes(p.md)
 	pl.mdBytes += metadataBytes(p.md)

@@ -1,11 +1,9 @@
 package cdevice
 
 import (
-	"encoding/binary"
 	"slices"
 	"strconv"
 	"strings"
-	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/purearrow/cdevice/abi"
@@ -356,111 +354,3 @@ func mapFromChildren(children []arrow.Field, flags int64) (arrow.DataType, error
 	m.KeysSorted = flags&abi.FlagMapKeysSorted != 0
 	return m, nil
 }
-
-// Limits on metadata from C: beyond them the blob is taken as corrupt
-// rather than trusted with a huge read or allocation.
-const (
-	maxMetadataBytes = 1 << 31
-	maxMetadataPairs = 1 << 20
-)
-
-// encodeMetadata encodes md in the C Data Interface layout: int32 pair count,
-// then per pair int32 key length, key bytes, int32 value length, value bytes,
-// all native-endian. It returns nil when md is empty.
-func encodeMetadata(md arrow.Metadata) []byte {
-	if md.Len() == 0 {
-		return nil
-	}
-	keys, vals := md.Keys(), md.Values()
-	size := 4
-	for i := range keys {
-		size += 8 + len(keys[i]) + len(vals[i])
-	}
-	b := make([]byte, 0, size)
-	b = binary.NativeEndian.AppendUint32(b, uint32(len(keys)))
-	for i := range keys {
-		b = binary.NativeEndian.AppendUint32(b, uint32(len(keys[i])))
-		b = append(b, keys[i]...)
-		b = binary.NativeEndian.AppendUint32(b, uint32(len(vals[i])))
-		b = append(b, vals[i]...)
-	}
-	return b
-}
-
-// decodeMetadata decodes the C metadata blob at address p (0: none) into Go
-// memory. Counts and lengths are checked before each read, so a hostile
-// blob gets an error, not a huge allocation; it cannot protect against a
-// blob shorter than its own lengths claim.
-func decodeMetadata(p uintptr) (arrow.Metadata, error) {
-	if p == 0 {
-		return arrow.Metadata{}, nil
-	}
-	var off uint64 // bytes consumed so far, never above maxMetadataBytes
-	// take returns the next n bytes, or nil after checking they would pass the cap
-	// or wrap the address space (possible on 32-bit).
-	take := func(n uint64) []byte {
-		if off+n > maxMetadataBytes || off+n > uint64(^uintptr(0)-p) {
-			return nil
-		}
-		b := unsafe.Slice((*byte)(abi.Pointer(p+uintptr(off))), int(n))
-		off += n
-		return b
-	}
-	readLen := func(what string) (int, error) {
-		b := take(4)
-		if b == nil {
-			return 0, invalidf("metadata: truncated at %s", what)
-		}
-		n := int32(binary.NativeEndian.Uint32(b))
-		if n < 0 {
-			return 0, invalidf("metadata: negative %s %d", what, n)
-		}
-		return int(n), nil
-	}
-	readStr := func(what string) (string, error) {
-		n, err := readLen(what + " length")
-		if err != nil {
-			return "", err
-		}
-		b := take(uint64(n))
-		if b == nil {
-			return "", invalidf("metadata: %s length %d exceeds %d bytes in all", what, n, int64(maxMetadataBytes))
-		}
-		return string(b), nil // copies into Go memory
-	}
-
-	n, err := readLen("pair count")
-	if err != nil {
-		return arrow.Metadata{}, err
-	}
-	if n > maxMetadataPairs {
-		return arrow.Metadata{}, invalidf("metadata: %d pairs exceeds %d", n, maxMetadataPairs)
-	}
-	if n == 0 {
-		return arrow.Metadata{}, nil
-	}
-	// Grow as pairs are read: the count alone is not proof the bytes exist.
-	keys := make([]string, 0, min(n, 64))
-	vals := make([]string, 0, min(n, 64))
-	for range n {
-		k, err := readStr("key")
-		if err != nil {
-			return arrow.Metadata{}, err
-		}
-		v, err := readStr("value")
-		if err != nil {
-			return arrow.Metadata{}, err
-		}
-		keys, vals = append(keys, k), append(vals, v)
-	}
-	return arrow.NewMetadata(keys, vals), nil
-}
-
-// EncodeMetadata encodes md in the C Data Interface's metadata layout (as
-// ArrowSchema.metadata, ArrowAsyncProducer.additional_metadata and task
-// metadata carry it); nil when md is empty.
-func EncodeMetadata(md arrow.Metadata) []byte { return encodeMetadata(md) }
-
-// DecodeMetadata copies the C metadata at p (NULL: empty metadata), checking
-// every count and length; errors wrap ErrInvalid.
-func DecodeMetadata(p unsafe.Pointer) (arrow.Metadata, error) { return decodeMetadata(uintptr(p)) }

@@ -1,15 +1,11 @@
 package cdevice
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"math"
 	"reflect"
-	"runtime"
 	"strings"
 	"testing"
-	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/purearrow/cdevice/abi"
@@ -315,121 +311,6 @@ func TestFormatMapChildren(t *testing.T) {
 
 // fmtBlobAddr returns the address of b's first byte, pinned until the test ends
 // (pinning also moves b to the heap, so the address outlives stack growth).
-func fmtBlobAddr(t *testing.T, b []byte) uintptr {
-	var p runtime.Pinner
-	p.Pin(&b[0])
-	t.Cleanup(p.Unpin)
-	return uintptr(unsafe.Pointer(&b[0]))
-}
-
-func fmtBlob(words ...any) []byte {
-	var b []byte
-	for _, w := range words {
-		switch w := w.(type) {
-		case int:
-			b = binary.NativeEndian.AppendUint32(b, uint32(int32(w)))
-		case string:
-			b = append(b, w...)
-		}
-	}
-	return b
-}
-
-func TestMetadataRoundTrip(t *testing.T) {
-	long := strings.Repeat("λ", 5000)
-	var manyK, manyV []string
-	for i := range 1000 {
-		manyK, manyV = append(manyK, fmt.Sprint("k", i)), append(manyV, fmt.Sprint(i))
-	}
-	cases := []arrow.Metadata{
-		{},
-		fmtTestMD("ARROW:extension:name", "arrow.uuid"),
-		fmtTestMD("", ""),
-		fmtTestMD("ключ", "値🎉", "empty", "", "", "empty key"),
-		fmtTestMD("dup", "1", "dup", "2"),
-		fmtTestMD("nul\x00inside", "v\x00", "long", long),
-		arrow.NewMetadata(manyK, manyV),
-	}
-	for i, md := range cases {
-		b := encodeMetadata(md)
-		if md.Len() == 0 {
-			if b != nil {
-				t.Errorf("case %d: empty metadata encodes to %v, want nil", i, b)
-			}
-		}
-		var p uintptr
-		if b != nil {
-			p = fmtBlobAddr(t, b)
-		}
-		got, err := decodeMetadata(p)
-		runtime.KeepAlive(b)
-		if err != nil {
-			t.Fatalf("case %d: %v", i, err)
-		}
-		if !reflect.DeepEqual(got.Keys(), md.Keys()) || !reflect.DeepEqual(got.Values(), md.Values()) {
-			t.Fatalf("case %d: got %v, want %v", i, got, md)
-		}
-		// Decoded strings are copies: scribbling over the blob must not change them.
-		for j := range b {
-			b[j] = 0xff
-		}
-		if md.Len() > 0 && got.Keys()[0] != md.Keys()[0] {
-			t.Fatalf("case %d: decoded key aliases C memory", i)
-		}
-	}
-}
-
-func TestMetadataLayout(t *testing.T) {
-	md := fmtTestMD("ab", "xyz")
-	want := fmtBlob(1, 2, "ab", 3, "xyz")
-	if got := encodeMetadata(md); !reflect.DeepEqual(got, want) {
-		t.Fatalf("encodeMetadata = %v, want %v", got, want)
-	}
-	// An explicit zero count is valid and means no metadata.
-	zero := fmtBlob(0)
-	got, err := decodeMetadata(fmtBlobAddr(t, zero))
-	runtime.KeepAlive(zero)
-	if err != nil || got.Len() != 0 {
-		t.Fatalf("zero pairs: %v, %v", got, err)
-	}
-	// Odd addresses: C metadata is a char*, so reads must not assume alignment.
-	odd := append([]byte{0}, want...)
-	got, err = decodeMetadata(fmtBlobAddr(t, odd) + 1)
-	runtime.KeepAlive(odd)
-	if err != nil || !got.Equal(md) {
-		t.Fatalf("unaligned: %v, %v", got, err)
-	}
-}
-
-// TestMetadataMalformed: every blob lies about a count or length, and each is
-// caught before the decoder reads past the bytes that really exist.
-func TestMetadataMalformed(t *testing.T) {
-	blobs := []struct {
-		name string
-		b    []byte
-	}{
-		{"negative count", fmtBlob(-1)},
-		{"min int32 count", fmtBlob(math.MinInt32)},
-		{"count over 1<<20", fmtBlob(1<<20 + 1)},
-		{"max int32 count", fmtBlob(math.MaxInt32)},
-		{"negative key length", fmtBlob(1, -1)},
-		{"negative value length", fmtBlob(1, 1, "k", -7)},
-		{"max key length", fmtBlob(1, math.MaxInt32)},
-		{"key length past 2 GiB total", fmtBlob(1, 1<<31-7)},
-		{"value length past 2 GiB total", fmtBlob(1, 1, "k", 0x7ffffff8)},
-		{"second key negative", fmtBlob(2, 1, "a", 1, "b", -100)},
-		{"second key past cap", fmtBlob(2, 1, "a", 1, "b", 0x7ffffff5)},
-		{"second value min int32", fmtBlob(2, 1, "a", 1, "b", 1, "c", math.MinInt32)},
-	}
-	for _, c := range blobs {
-		md, err := decodeMetadata(fmtBlobAddr(t, c.b))
-		runtime.KeepAlive(c.b)
-		if !errors.Is(err, ErrInvalid) {
-			t.Errorf("%s: decodeMetadata = %v, %v; want ErrInvalid", c.name, md, err)
-		}
-	}
-}
-
 // FuzzFormat: any string, with or without children, gives a type or an error
 // wrapping a sentinel, never a panic; a type it gives survives formatOf again.
 func FuzzFormat(f *testing.F) {

@@ -33,6 +33,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/purearrow/cdevice"
 	"github.com/purearrow/cdevice/abi"
+	"github.com/purearrow/cdevice/internal/cmeta"
 	"github.com/purearrow/cdevice/internal/ffi"
 	"github.com/purearrow/cdevice/internal/testsupport"
 )
@@ -199,21 +200,21 @@ func FuzzMetadata(f *testing.F) {
 		}
 		var md arrow.Metadata
 		var err error
-		testsupport.NoPanic(t, "DecodeMetadata", func() { md, err = cdevice.DecodeMetadata(unsafe.Pointer(&store[0])) })
+		testsupport.NoPanic(t, "cmeta.Decode", func() { md, err = cmeta.Decode(uintptr(unsafe.Pointer(&store[0]))) })
 		switch {
 		case verdict == mdInvalid:
 			if !errors.Is(err, cdevice.ErrInvalid) {
-				t.Fatalf("blob with a negative count or length: DecodeMetadata = %v, %v; want ErrInvalid", md, err)
+				t.Fatalf("blob with a negative count or length: cmeta.Decode = %v, %v; want ErrInvalid", md, err)
 			}
 			return
 		case err != nil:
-			t.Fatalf("DecodeMetadata refused a blob of %d bytes whose lengths fit: %v", used, err)
+			t.Fatalf("cmeta.Decode refused a blob of %d bytes whose lengths fit: %v", used, err)
 		}
 		n := int(int32(binary.NativeEndian.Uint32(store)))
 		if md.Len() != n {
 			t.Fatalf("%d pairs decoded, the blob declares %d", md.Len(), n)
 		}
-		enc := cdevice.EncodeMetadata(md)
+		enc := cmeta.Encode(md)
 		want := store[:used]
 		if n == 0 {
 			want = nil // empty metadata encodes as NULL
@@ -223,7 +224,7 @@ func FuzzMetadata(f *testing.F) {
 		}
 		if n > 0 {
 			// Decoded strings are copies, not views of C memory.
-			again, err := cdevice.DecodeMetadata(unsafe.Pointer(&enc[0]))
+			again, err := cmeta.Decode(uintptr(unsafe.Pointer(&enc[0])))
 			if err != nil || !again.Equal(md) {
 				t.Fatalf("decoding the re-encoded blob: %v, %v", again, err)
 			}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/purearrow/cdevice/abi"
+	"github.com/purearrow/cdevice/internal/cmeta"
 	"github.com/purearrow/cdevice/internal/ffi"
 )
 
@@ -38,7 +39,7 @@ func ImportSchema(s *abi.Schema) (*arrow.Schema, error) {
 		if format := imp.str(s.Format); format != "+s" {
 			return nil, invalidf("a schema must have struct type (format +s), got format %q", format)
 		}
-		md, err := decodeMetadata(s.Metadata)
+		md, err := cmeta.Decode(s.Metadata)
 		if err != nil {
 			return nil, err
 		}
@@ -153,7 +154,7 @@ func (imp *schemaImporter) str(p uintptr) string {
 
 func (imp *schemaImporter) field(s *abi.Schema) (arrow.Field, error) {
 	format, name := imp.str(s.Format), imp.str(s.Name)
-	md, err := decodeMetadata(s.Metadata)
+	md, err := cmeta.Decode(s.Metadata)
 	if err != nil {
 		return arrow.Field{}, err
 	}

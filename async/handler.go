@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/purearrow/cdevice"
 	"github.com/purearrow/cdevice/abi"
+	"github.com/purearrow/cdevice/internal/cmeta"
 	"github.com/purearrow/cdevice/internal/ffi"
 	"github.com/purearrow/cdevice/internal/leak"
 )
@@ -178,7 +179,7 @@ func (h *Handler) onSchema(s *abi.Schema) uintptr {
 		err = fmt.Errorf("%w: on_schema before the producer populated handler->producer", cdevice.ErrInvalid)
 	}
 	if err == nil {
-		md, err = cdevice.DecodeMetadata(abi.Pointer((*abi.AsyncProducer)(abi.Pointer(pp)).AdditionalMetadata))
+		md, err = cmeta.Decode((*abi.AsyncProducer)(abi.Pointer(pp)).AdditionalMetadata)
 	}
 	h.calling.Lock()
 	h.producer = pp
@@ -290,7 +291,7 @@ func (h *Handler) onNextTask(task, md uintptr) uintptr {
 	if (*abi.AsyncTask)(abi.Pointer(task)).ExtractData == 0 {
 		return codeEINVAL // nothing to extract it with, or to give it back
 	}
-	meta, err := cdevice.DecodeMetadata(abi.Pointer(md))
+	meta, err := cmeta.Decode(md)
 	h.mu.Lock()
 	if err != nil || h.cancelled {
 		h.mu.Unlock()
@@ -324,7 +325,7 @@ func discard(t *abi.AsyncTask) {
 }
 
 func (h *Handler) onError(code int, msg, md uintptr) {
-	meta, _ := cdevice.DecodeMetadata(abi.Pointer(md))
+	meta, _ := cmeta.Decode(md)
 	e := &ProducerError{Code: code, Message: ffi.GoString(msg), Metadata: meta}
 	h.mu.Lock()
 	h.err, h.ended = e, true

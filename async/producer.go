@@ -15,6 +15,7 @@ import (
 	"github.com/purearrow/cdevice"
 	"github.com/purearrow/cdevice/abi"
 	"github.com/purearrow/cdevice/device"
+	"github.com/purearrow/cdevice/internal/cmeta"
 	"github.com/purearrow/cdevice/internal/ffi"
 	"github.com/purearrow/cdevice/internal/leak"
 )
@@ -249,7 +250,7 @@ func (p *producer) hp() uintptr { return uintptr(unsafe.Pointer(p.h)) }
 func (p *producer) start(deviceType abi.DeviceType) {
 	p.c = cdevice.New[abi.AsyncProducer]()
 	*p.c = abi.AsyncProducer{DeviceType: deviceType, Request: requestCB.Ptr(), Cancel: cancelCB.Ptr()}
-	if md := cdevice.EncodeMetadata(p.md); len(md) > 0 {
+	if md := cmeta.Encode(p.md); len(md) > 0 {
 		p.mdC, _ = ffi.Calloc(uintptr(len(md)))
 		if p.mdC != nil {
 			copy(unsafe.Slice((*byte)(p.mdC), len(md)), md)

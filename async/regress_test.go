@@ -28,6 +28,7 @@ import (
 	"github.com/purearrow/cdevice/abi"
 	"github.com/purearrow/cdevice/async"
 	"github.com/purearrow/cdevice/device"
+	"github.com/purearrow/cdevice/internal/cmeta"
 	"github.com/purearrow/cdevice/internal/ffi"
 	"github.com/purearrow/cdevice/internal/identity"
 )
@@ -182,7 +183,7 @@ func sendTask(tb testing.TB, hc *abi.AsyncDeviceStreamHandler, b *cdevice.Device
 	task.ExtractData = fakeExtractCB.Ptr()
 	task.PrivateData = id
 	var mdp unsafe.Pointer
-	if enc := cdevice.EncodeMetadata(md); len(enc) > 0 {
+	if enc := cmeta.Encode(md); len(enc) > 0 {
 		p, err := ffi.Calloc(uintptr(len(enc)))
 		if err != nil {
 			tb.Fatal(err)

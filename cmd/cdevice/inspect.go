@@ -20,6 +20,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/purearrow/cdevice"
 	"github.com/purearrow/cdevice/abi"
+	"github.com/purearrow/cdevice/internal/cmeta"
 	"github.com/purearrow/cdevice/internal/identity"
 )
 
@@ -335,7 +336,7 @@ func readSchema(s *abi.Schema, depth int) (*schemaNode, error) {
 		name := cString(s.Name)
 		n.Name = &name
 	}
-	md, err := cdevice.DecodeMetadata(abi.Pointer(s.Metadata))
+	md, err := cmeta.Decode(s.Metadata)
 	if err != nil {
 		return nil, fmt.Errorf("%q: metadata: %w", n.Format, err)
 	}
