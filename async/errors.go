@@ -44,13 +44,6 @@ func (e *ConsumerError) Error() string {
 
 func (e *ConsumerError) Unwrap() error { return ErrConsumer }
 
-// errno-style codes (POSIX numbers, whatever the OS).
-const (
-	codeEIO       = 5
-	codeEINVAL    = 22
-	codeECANCELED = 125
-)
-
 // An Option configures a Handler.
 type Option func(*Handler)
 

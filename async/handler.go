@@ -14,6 +14,7 @@ import (
 	"github.com/purearrow/cdevice"
 	"github.com/purearrow/cdevice/abi"
 	"github.com/purearrow/cdevice/internal/cmeta"
+	"github.com/purearrow/cdevice/internal/errno"
 	"github.com/purearrow/cdevice/internal/ffi"
 	"github.com/purearrow/cdevice/internal/leak"
 )
@@ -93,13 +94,13 @@ var (
 		if h := handlerOf(hp); h != nil {
 			return h.onSchema((*abi.Schema)(abi.Pointer(s)))
 		}
-		return codeEINVAL
+		return errno.EINVAL
 	})
 	onNextTaskCB = ffi.NewCallback3("ArrowAsyncDeviceStreamHandler.on_next_task", func(hp, task, md uintptr) uintptr {
 		if h := handlerOf(hp); h != nil {
 			return h.onNextTask(task, md)
 		}
-		return codeEINVAL
+		return errno.EINVAL
 	})
 	onErrorCB = ffi.NewCallback4("ArrowAsyncDeviceStreamHandler.on_error", func(hp, code, msg, md uintptr) uintptr {
 		if h := handlerOf(hp); h != nil {
@@ -190,7 +191,7 @@ func (h *Handler) onSchema(s *abi.Schema) uintptr {
 	h.mu.Unlock()
 	h.signal()
 	if err != nil {
-		return codeEINVAL // the producer stops and releases us
+		return errno.EINVAL // the producer stops and releases us
 	}
 	h.request(h.depth) // allowed from on_schema: request never calls back
 	return 0
@@ -289,7 +290,7 @@ func (h *Handler) onNextTask(task, md uintptr) uintptr {
 		return 0
 	}
 	if (*abi.AsyncTask)(abi.Pointer(task)).ExtractData == 0 {
-		return codeEINVAL // nothing to extract it with, or to give it back
+		return errno.EINVAL // nothing to extract it with, or to give it back
 	}
 	meta, err := cmeta.Decode(md)
 	h.mu.Lock()
@@ -298,7 +299,7 @@ func (h *Handler) onNextTask(task, md uintptr) uintptr {
 		// Not under mu: extract_data may call on_error.
 		discard((*abi.AsyncTask)(abi.Pointer(task)))
 		if err != nil {
-			return codeEINVAL
+			return errno.EINVAL
 		}
 		return 0
 	}
@@ -345,7 +346,7 @@ func (h *Handler) release() {
 	}
 	h.released = true
 	// The producer ended the stream without a schema: its error, as on_error would give it.
-	h.schemaDone(nil, &ProducerError{Code: codeEIO, Message: "the producer released the handler before sending a schema"})
+	h.schemaDone(nil, &ProducerError{Code: errno.EIO, Message: "the producer released the handler before sending a schema"})
 	ffi.Handle(h.c.PrivateData).Delete()
 	cdevice.Free(h.c) // no producer touches it after release
 	h.leak.Done()

@@ -2,12 +2,10 @@ package async
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"iter"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -16,6 +14,7 @@ import (
 	"github.com/purearrow/cdevice/abi"
 	"github.com/purearrow/cdevice/device"
 	"github.com/purearrow/cdevice/internal/cmeta"
+	"github.com/purearrow/cdevice/internal/errno"
 	"github.com/purearrow/cdevice/internal/ffi"
 	"github.com/purearrow/cdevice/internal/leak"
 )
@@ -151,7 +150,7 @@ func extract(t *abi.AsyncTask, out uintptr) uintptr {
 	v, ok := ffi.Handle(t.PrivateData).Delete()
 	k, _ := v.(*task)
 	if !ok || k == nil {
-		return codeEINVAL // a second call, or not our task
+		return errno.EINVAL // a second call, or not our task
 	}
 	t.PrivateData = 0
 	k.leak.Done()
@@ -161,7 +160,7 @@ func extract(t *abi.AsyncTask, out uintptr) uintptr {
 		return 0
 	}
 	if err := k.b.Export((*abi.DeviceArray)(abi.Pointer(out)), nil); err != nil {
-		return uintptr(codeEIO)
+		return uintptr(errno.EIO)
 	}
 	return 0
 }
@@ -197,7 +196,7 @@ func Produce(ctx context.Context, sc *arrow.Schema, deviceType abi.DeviceType,
 	defer p.finish()
 	if sc == nil || batches == nil {
 		err = fmt.Errorf("%w: Produce: nil schema or batches", cdevice.ErrInvalid)
-		p.onError(codeEINVAL, err)
+		p.onError(errno.EINVAL, err)
 		return err
 	}
 	if err := p.sendSchema(sc); err != nil {
@@ -224,7 +223,7 @@ func Produce(ctx context.Context, sc *arrow.Schema, deviceType abi.DeviceType,
 			if b != nil {
 				b.Release()
 			}
-			p.onError(errorCode(err), err)
+			p.onError(errno.Of(err), err)
 			return err
 		}
 		th := p.newTask(b)
@@ -278,7 +277,7 @@ func (p *producer) sendSchema(sc *arrow.Schema) error {
 	s := cdevice.New[abi.Schema]()
 	defer cdevice.Free(s)
 	if err := cdevice.ExportSchema(sc, s); err != nil {
-		p.onError(codeEINVAL, err)
+		p.onError(errno.EINVAL, err)
 		return err
 	}
 	rc := int32(ffi.Call(p.h.OnSchema, p.hp(), uintptr(unsafe.Pointer(s))))
@@ -295,7 +294,7 @@ func (p *producer) sendSchema(sc *arrow.Schema) error {
 func (p *producer) waitForRequest(ctx context.Context) (stop bool, err error) {
 	for {
 		if err := ctx.Err(); err != nil {
-			p.onError(codeECANCELED, err)
+			p.onError(errno.ECANCELED, err)
 			return true, err
 		}
 		p.mu.Lock()
@@ -306,8 +305,8 @@ func (p *producer) waitForRequest(ctx context.Context) (stop bool, err error) {
 		p.mu.Unlock()
 		switch {
 		case bad != 0:
-			err := &ConsumerError{Callback: "request", Code: codeEINVAL}
-			p.onError(codeEINVAL, fmt.Errorf("request(%d): n must be positive", bad+1))
+			err := &ConsumerError{Callback: "request", Code: errno.EINVAL}
+			p.onError(errno.EINVAL, fmt.Errorf("request(%d): n must be positive", bad+1))
 			return true, err
 		case cancelled:
 			return true, nil
@@ -317,7 +316,7 @@ func (p *producer) waitForRequest(ctx context.Context) (stop bool, err error) {
 		select {
 		case <-p.wake:
 		case <-ctx.Done():
-			p.onError(codeECANCELED, ctx.Err())
+			p.onError(errno.ECANCELED, ctx.Err())
 			return true, ctx.Err()
 		}
 	}
@@ -327,20 +326,6 @@ func (p *producer) onError(code int32, err error) {
 	msg, _ := ffi.CString(err.Error())
 	defer ffi.Free(msg)
 	ffi.Call(p.h.OnError, p.hp(), uintptr(uint32(code)), uintptr(msg), 0)
-}
-
-// errorCode picks the errno-style code on_error gets for err.
-func errorCode(err error) int32 {
-	var n syscall.Errno
-	switch {
-	case errors.As(err, &n) && n != 0:
-		return int32(n)
-	case errors.Is(err, cdevice.ErrInvalid):
-		return codeEINVAL
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		return codeECANCELED
-	}
-	return codeEIO
 }
 
 // ProduceReader drives h with the batches of rdr, each copied to dev as the

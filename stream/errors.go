@@ -3,9 +3,9 @@ package stream
 import (
 	"errors"
 	"fmt"
-	"syscall"
 
 	"github.com/purearrow/cdevice"
+	"github.com/purearrow/cdevice/internal/errno"
 )
 
 var (
@@ -50,27 +50,7 @@ type producerFailure struct {
 func (e producerFailure) Unwrap() []error { return []error{e.ProducerError, e.err} }
 
 func directError(err error) error {
-	return producerFailure{&ProducerError{Call: "get_next", Code: int(errorCode(err)), Message: err.Error()}, err}
-}
-
-// errno-style codes handed to C consumers (POSIX numbers, whatever the OS).
-const (
-	codeEIO    = 5
-	codeENOMEM = 12
-	codeEINVAL = 22
-)
-
-// errorCode picks the code a C consumer gets for err: a syscall.Errno in
-// the chain as is, EINVAL for invalid input, EIO otherwise.
-func errorCode(err error) int32 {
-	var n syscall.Errno
-	switch {
-	case errors.As(err, &n) && n != 0:
-		return int32(n)
-	case errors.Is(err, cdevice.ErrInvalid):
-		return codeEINVAL
-	}
-	return codeEIO
+	return producerFailure{&ProducerError{Call: "get_next", Code: int(errno.Of(err)), Message: err.Error()}, err}
 }
 
 // An Option changes how a stream is imported.
