@@ -154,8 +154,7 @@ func exportOf(privateData uintptr, parent *export) *export {
 	if parent != nil && uintptr(parent.handle) == privateData {
 		return parent
 	}
-	v, _ := ffi.Handle(privateData).Value()
-	e, _ := v.(*export) // nil for garbage or another kind of handle
+	e, _ := ffi.Lookup[*export](privateData) // nil for garbage or another kind of handle
 	return e
 }
 
@@ -420,8 +419,7 @@ func exportedSchema(s *abi.Schema) *arrow.Schema {
 	if !schemaReleaseCB.Is(s.Release) {
 		return nil
 	}
-	v, _ := ffi.Handle(s.PrivateData).Value()
-	e, ok := v.(*export)
+	e, ok := ffi.Lookup[*export](s.PrivateData)
 	if !ok {
 		return nil
 	}
@@ -487,8 +485,7 @@ func exportedSource(a *abi.Array) any {
 	if !identity.Enabled() || !arrayReleaseCB.Is(a.Release) {
 		return nil
 	}
-	v, _ := ffi.Handle(a.PrivateData).Value()
-	e, ok := v.(*export)
+	e, ok := ffi.Lookup[*export](a.PrivateData)
 	if !ok {
 		return nil
 	}

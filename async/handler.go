@@ -120,8 +120,7 @@ func handlerOf(hp uintptr) *Handler {
 	if hp == 0 {
 		return nil
 	}
-	v, _ := ffi.Handle((*abi.AsyncDeviceStreamHandler)(abi.Pointer(hp)).PrivateData).Value()
-	h, _ := v.(*Handler)
+	h, _ := ffi.Lookup[*Handler]((*abi.AsyncDeviceStreamHandler)(abi.Pointer(hp)).PrivateData)
 	return h
 }
 

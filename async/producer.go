@@ -79,8 +79,7 @@ func producerOf(pp uintptr) *producer {
 	if pp == 0 {
 		return nil
 	}
-	v, _ := ffi.Handle((*abi.AsyncProducer)(abi.Pointer(pp)).PrivateData).Value()
-	p, _ := v.(*producer)
+	p, _ := ffi.Lookup[*producer]((*abi.AsyncProducer)(abi.Pointer(pp)).PrivateData)
 	return p
 }
 

@@ -180,8 +180,7 @@ func (e *exporter) getNext(export func(batch) error, end func(), out uintptr) ui
 // exporterOf returns the exporter behind a handle, or nil for a released
 // stream, garbage, or another kind of handle.
 func exporterOf(privateData uintptr) *exporter {
-	v, _ := ffi.Handle(privateData).Value()
-	e, _ := v.(*exporter)
+	e, _ := ffi.Lookup[*exporter](privateData)
 	return e
 }
 

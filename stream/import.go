@@ -40,9 +40,9 @@ func (c *cstream) init(self unsafe.Pointer, getSchema, getNext, getLastError, re
 		return fmt.Errorf("%w: the stream's get_schema or get_next is NULL", cdevice.ErrInvalid)
 	}
 	if ours && identity.Enabled() {
-		if v, ok := ffi.Handle(privateData).Value(); ok {
-			c.direct = v.(*exporter)
-			c.schema = c.direct.schema
+		if e, ok := ffi.Lookup[*exporter](privateData); ok {
+			c.direct = e
+			c.schema = e.schema
 			return nil
 		}
 	}

@@ -77,6 +77,15 @@ func (h Handle) Value() (any, bool) {
 	return nil, false
 }
 
+// Lookup returns the value behind the handle h (private_data as C holds
+// it) when h is live and holds a T; false for a released handle, garbage,
+// or another kind of value.
+func Lookup[T any](h uintptr) (T, bool) {
+	v, _ := Handle(h).Value()
+	t, ok := v.(T)
+	return t, ok
+}
+
 // Delete removes h and returns the value it held; false if h was not live
 // (a second release, or garbage from C).
 func (h Handle) Delete() (any, bool) {
