@@ -3,7 +3,6 @@ package cdevice
 import (
 	"fmt"
 	"math"
-	"math/bits"
 	"sync/atomic"
 	"unsafe"
 
@@ -473,7 +472,7 @@ func (imp *arrayImport) buffers(n *node, children []arrow.ArrayData) (bufs []*me
 			}
 		}
 	case *arrow.FixedSizeListType:
-		if need, ok := mul(end, int64(t.Len())); !ok || int64(children[0].Len()) < need {
+		if need, ok := mulChecked(end, int64(t.Len())); !ok || int64(children[0].Len()) < need {
 			return nil, 0, n.errorf("child has length %d, need %d", children[0].Len(), need)
 		}
 	case arrow.ListLikeType:
@@ -631,7 +630,7 @@ func cBufferSizesUnchecked(n *node, read func(buf int, idx, w int64) int64, scra
 	if !ok {
 		return nil, unsupportedf("importing %s arrays", n.dt)
 	}
-	bitsTotal, ok := mul(end, int64(fw.BitWidth()))
+	bitsTotal, ok := mulChecked(end, int64(fw.BitWidth()))
 	if !ok {
 		return nil, n.errorf("length %d too large", end)
 	}
@@ -728,9 +727,3 @@ func offsetWidth(dt arrow.DataType) int64 {
 }
 
 func bitmapBytes(n int64) int64 { return (n + 7) / 8 }
-
-// mul multiplies non-negative a and b, reporting overflow.
-func mul(a, b int64) (int64, bool) {
-	hi, lo := bits.Mul64(uint64(a), uint64(b))
-	return int64(lo), hi == 0 && lo <= math.MaxInt64
-}

@@ -175,18 +175,6 @@ func dataBuf(d arrow.ArrayData, i int) []byte {
 
 func (l *vlevel) isValid(i int) bool { return l.valid == nil || bitutil.BitIsSet(l.valid, i) }
 
-// mulInt multiplies non-negative a and b, reporting overflow (and then
-// returning MaxInt, more than any buffer holds).
-func mulInt(a, b int) (int, bool) {
-	if a == 0 || b == 0 {
-		return 0, true
-	}
-	if a > math.MaxInt/b {
-		return math.MaxInt, false
-	}
-	return a * b, true
-}
-
 // walk checks d and everything below it.
 func (v *validator) walk(d arrow.ArrayData, depth int) error {
 	v.lvl = nil
@@ -333,7 +321,7 @@ func (v *validator) contents(l *vlevel) error {
 		if t.Len() < 0 {
 			return v.errorf("negative list size %d", t.Len())
 		}
-		need, ok := mulInt(l.end, int(t.Len()))
+		need, ok := mulChecked(l.end, int(t.Len()))
 		if n := l.d.Children()[0].Len(); !ok || n < need {
 			return v.errorf("child has length %d, needs %d for offset+length %d of %d-element lists", n, need, l.end, t.Len())
 		}
@@ -359,7 +347,7 @@ func (v *validator) contents(l *vlevel) error {
 
 // need checks that buffer i holds at least count elements of width bytes.
 func (v *validator) need(l *vlevel, i, count, width int, what string) error {
-	n, _ := mulInt(count, width)
+	n, _ := mulChecked(count, width)
 	if got := len(l.buf(i)); got < n {
 		return v.errorf("%s has %d bytes, needs %d for offset+length %d", what, got, n, l.end)
 	}
