@@ -49,7 +49,7 @@ type DeviceArray struct {
 	Device device.Device
 
 	owner *deviceOwner // shared by the whole tree
-	holds int64        // a child's: references its Retain took (atomic)
+	holds int32        // a child's: references its Retain took (atomic; 32-bit so any field alignment will do)
 }
 
 // ErrNotReadable: a DeviceArray's data must be read but its device has no
@@ -99,7 +99,7 @@ func (o *deviceOwner) release() {
 // Retain adds a reference to the whole tree.
 func (a *DeviceArray) Retain() {
 	if a != a.owner.root {
-		atomic.AddInt64(&a.holds, 1)
+		atomic.AddInt32(&a.holds, 1)
 	}
 	a.owner.refs.Add(1)
 }
@@ -109,11 +109,11 @@ func (a *DeviceArray) Retain() {
 func (a *DeviceArray) Release() {
 	if a != a.owner.root {
 		for {
-			h := atomic.LoadInt64(&a.holds)
+			h := atomic.LoadInt32(&a.holds)
 			if h <= 0 {
 				return
 			}
-			if atomic.CompareAndSwapInt64(&a.holds, h, h-1) {
+			if atomic.CompareAndSwapInt32(&a.holds, h, h-1) {
 				break
 			}
 		}
