@@ -286,10 +286,13 @@ type sampleExtension struct {
 	name string
 }
 
-// sampleExtensionArray is the array type of sampleExtension.
+// sampleExtensionArray is the array type of sampleExtension. Its values
+// read as its storage's (ExtensionArrayBase's ValueStr panics).
 type sampleExtensionArray struct {
 	array.ExtensionArrayBase
 }
+
+func (a *sampleExtensionArray) ValueStr(i int) string { return a.Storage().ValueStr(i) }
 
 func (*sampleExtension) ArrayType() reflect.Type { return reflect.TypeOf(sampleExtensionArray{}) }
 func (e *sampleExtension) ExtensionName() string { return e.name }

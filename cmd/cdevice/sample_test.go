@@ -66,3 +66,18 @@ func TestDecimalLimbsErrors(t *testing.T) {
 		}
 	}
 }
+
+// The selftest's extension arrays implement the whole arrow.Array
+// interface: ValueStr reads the storage.
+func TestSampleExtensionValueStr(t *testing.T) {
+	b := array.NewStringBuilder(memory.DefaultAllocator)
+	b.AppendValues([]string{"a", "b"}, []bool{true, false})
+	storage := b.NewArray()
+	b.Release()
+	defer storage.Release()
+	ext := array.NewExtensionArrayWithStorage(labelType, storage)
+	defer ext.Release()
+	if got := []string{ext.ValueStr(0), ext.ValueStr(1)}; got[0] != "a" || got[1] != array.NullValueStr {
+		t.Errorf("ValueStr = %q", got)
+	}
+}
