@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/purearrow/cdevice/device"
 )
 
@@ -32,7 +33,37 @@ var (
 	// runtime's code and its message. It is device.ErrRuntime. (It also
 	// wraps the rare failure of the C heap: no C library, or out of memory.)
 	ErrRuntime = device.ErrRuntime
+	// ErrProducer: a producer reported a failure through the interface: a
+	// C stream's get_schema or get_next returned an error code, an async
+	// producer called on_error or its extract_data failed. The error is a
+	// *ProducerError.
+	ErrProducer = errors.New("cdevice: producer failed")
 )
+
+// A ProducerError is a producer's failure as the C interfaces report it,
+// from a stream (package stream) or an async producer (package async).
+type ProducerError struct {
+	// Call is what failed: "get_schema" or "get_next" of a stream,
+	// "on_error" or "extract_data" of an async producer, or "release" when
+	// an async producer ended the stream before sending a schema.
+	Call string
+	// Code is the errno-style code the producer gave.
+	Code int
+	// Message is the producer's message: get_last_error's, or on_error's
+	// (empty if none).
+	Message string
+	// Metadata is what an async producer's on_error carried.
+	Metadata arrow.Metadata
+}
+
+func (e *ProducerError) Error() string {
+	if e.Message == "" {
+		return fmt.Sprintf("cdevice: the producer's %s failed with code %d", e.Call, e.Code)
+	}
+	return fmt.Sprintf("cdevice: the producer's %s failed with code %d: %s", e.Call, e.Code, e.Message)
+}
+
+func (e *ProducerError) Unwrap() error { return ErrProducer }
 
 func invalidf(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrInvalid, fmt.Sprintf(format, args...))

@@ -275,7 +275,7 @@ func TestCProducerSchemaRejected(t *testing.T) {
 			if err == nil {
 				t.Fatalf("Schema succeeded on an unknown format: %s", sc)
 			}
-			var pe *async.ProducerError
+			var pe *cdevice.ProducerError
 			if errors.As(err, &pe) {
 				t.Errorf("Schema error %v is a *ProducerError: the producer sent no on_error", err)
 			}
@@ -318,15 +318,15 @@ func TestCProducerError(t *testing.T) {
 				if n != failAt {
 					t.Errorf("%d batches before the error, want %d", n, failAt)
 				}
-				var pe *async.ProducerError
-				if !errors.Is(err, async.ErrProducer) || !errors.As(err, &pe) {
+				var pe *cdevice.ProducerError
+				if !errors.Is(err, cdevice.ErrProducer) || !errors.As(err, &pe) {
 					t.Fatalf("error %v (%T) is not a *ProducerError wrapping ErrProducer", err, err)
 				}
 				want := fmt.Sprintf("injected failure at batch %d", failAt)
 				if pe.Code != int(syscall.EIO) || pe.Message != want {
 					t.Errorf("ProducerError code %d message %q, want %d %q", pe.Code, pe.Message, syscall.EIO, want)
 				}
-				if _, e := h.Next(ctx); !errors.Is(e, async.ErrProducer) {
+				if _, e := h.Next(ctx); !errors.Is(e, cdevice.ErrProducer) {
 					t.Errorf("Next after the error: %v, want the producer's error again", e)
 				}
 				acWaitDone(t, h)
@@ -376,7 +376,7 @@ func TestCProducerCancel(t *testing.T) {
 							b, err := h.Next(ctx)
 							if err != nil {
 								if err != io.EOF {
-									var pe *async.ProducerError
+									var pe *cdevice.ProducerError
 									if errors.As(err, &pe) {
 										t.Errorf("Next after Cancel: %v", err)
 									} else {

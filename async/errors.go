@@ -8,26 +8,10 @@ import (
 )
 
 var (
-	// ErrProducer: the producer reported an error through on_error; the
-	// error is a *ProducerError.
-	ErrProducer = errors.New("async: producer error")
 	// ErrConsumer: a handler callback returned non-zero, so the producer
 	// stopped; the error is a *ConsumerError.
 	ErrConsumer = errors.New("async: consumer refused")
 )
-
-// A ProducerError is what on_error delivered.
-type ProducerError struct {
-	Code     int
-	Message  string
-	Metadata arrow.Metadata
-}
-
-func (e *ProducerError) Error() string {
-	return fmt.Sprintf("async: producer error %d: %s", e.Code, e.Message)
-}
-
-func (e *ProducerError) Unwrap() error { return ErrProducer }
 
 // A ConsumerError is a handler callback's non-zero return.
 type ConsumerError struct {

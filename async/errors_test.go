@@ -96,11 +96,11 @@ func TestErrorPaths(t *testing.T) {
 			acClose(t, h)
 			return err
 		}),
-		testsupport.Case("Handler.Next/on_error", async.ErrProducer, func(t *testing.T) error {
+		testsupport.Case("Handler.Next/on_error", cdevice.ErrProducer, func(t *testing.T) error {
 			ctx, h := acHandler(t)
 			acProduce(t, h, 5, 3, 1, 0, false)
 			_, err := h.Next(ctx)
-			var pe *async.ProducerError
+			var pe *cdevice.ProducerError
 			if !errors.As(err, &pe) {
 				t.Errorf("%v is not a *ProducerError", err)
 			}
@@ -108,11 +108,11 @@ func TestErrorPaths(t *testing.T) {
 			acClose(t, h)
 			return err
 		}),
-		testsupport.Case("Handler.Schema/released before a schema", async.ErrProducer, func(t *testing.T) error {
+		testsupport.Case("Handler.Schema/released before a schema", cdevice.ErrProducer, func(t *testing.T) error {
 			h := idleHandler(t)
 			releaseHandler(h)
 			_, err := h.Schema(context.Background())
-			var pe *async.ProducerError
+			var pe *cdevice.ProducerError
 			if !errors.As(err, &pe) {
 				t.Errorf("%v is not a *ProducerError", err)
 			}
@@ -143,7 +143,7 @@ func TestErrorPaths(t *testing.T) {
 			produced, read := goPair(t, func(ctx context.Context, h *abi.AsyncDeviceStreamHandler) error {
 				return async.Produce(ctx, nil, abi.DeviceCPU, nil, h)
 			})
-			testsupport.WantError(t, "the handler's side", read, async.ErrProducer)
+			testsupport.WantError(t, "the handler's side", read, cdevice.ErrProducer)
 			return produced
 		}),
 		testsupport.Case("Produce/unsupported type", cdevice.ErrUnsupported, func(t *testing.T) error {
@@ -151,7 +151,7 @@ func TestErrorPaths(t *testing.T) {
 			produced, read := goPair(t, func(ctx context.Context, h *abi.AsyncDeviceStreamHandler) error {
 				return async.Produce(ctx, sc, abi.DeviceCPU, acSource(ctx, 1, 1, nil), h)
 			})
-			testsupport.WantError(t, "the handler's side", read, async.ErrProducer)
+			testsupport.WantError(t, "the handler's side", read, cdevice.ErrProducer)
 			return produced
 		}),
 		testsupport.Case("Produce/nil batch", cdevice.ErrInvalid, func(t *testing.T) error {
@@ -160,14 +160,14 @@ func TestErrorPaths(t *testing.T) {
 					yield(nil, nil)
 				}, h)
 			})
-			testsupport.WantError(t, "the handler's side", read, async.ErrProducer)
+			testsupport.WantError(t, "the handler's side", read, cdevice.ErrProducer)
 			return produced
 		}),
 		testsupport.Case("Produce/canceled", context.Canceled, func(t *testing.T) error {
 			produced, read := goPair(t, func(ctx context.Context, h *abi.AsyncDeviceStreamHandler) error {
 				return async.Produce(canceledCtx(), acSchema, abi.DeviceCPU, acSource(ctx, 2, 2, nil), h)
 			})
-			testsupport.WantError(t, "the handler's side", read, async.ErrProducer)
+			testsupport.WantError(t, "the handler's side", read, cdevice.ErrProducer)
 			return produced
 		}),
 		testsupport.Case("Produce/on_schema refused", async.ErrConsumer, func(t *testing.T) error {
@@ -188,7 +188,7 @@ func TestErrorPaths(t *testing.T) {
 			produced, read := goPair(t, func(ctx context.Context, h *abi.AsyncDeviceStreamHandler) error {
 				return async.ProduceReader(ctx, nil, device.CPU, h)
 			})
-			testsupport.WantError(t, "the handler's side", read, async.ErrProducer)
+			testsupport.WantError(t, "the handler's side", read, cdevice.ErrProducer)
 			return produced
 		}),
 	}

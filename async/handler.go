@@ -326,7 +326,7 @@ func discard(t *abi.AsyncTask) {
 
 func (h *Handler) onError(code int, msg, md uintptr) {
 	meta, _ := cmeta.Decode(md)
-	e := &ProducerError{Code: code, Message: ffi.GoString(msg), Metadata: meta}
+	e := &cdevice.ProducerError{Call: "on_error", Code: code, Message: ffi.GoString(msg), Metadata: meta}
 	h.mu.Lock()
 	h.err, h.ended = e, true
 	h.schemaDone(nil, e)
@@ -345,7 +345,7 @@ func (h *Handler) release() {
 	}
 	h.released = true
 	// The producer ended the stream without a schema: its error, as on_error would give it.
-	h.schemaDone(nil, &ProducerError{Code: errno.EIO, Message: "the producer released the handler before sending a schema"})
+	h.schemaDone(nil, &cdevice.ProducerError{Call: "release", Code: errno.EIO, Message: "the producer released the handler before sending a schema"})
 	ffi.Handle(h.c.PrivateData).Delete()
 	cdevice.Free(h.c) // no producer touches it after release
 	h.leak.Done()
@@ -375,7 +375,7 @@ func (h *Handler) AdditionalMetadata() arrow.Metadata {
 }
 
 // Next extracts the next task (on the calling goroutine) and requests one
-// more. It returns io.EOF at the end of the stream and a *ProducerError
+// more. It returns io.EOF at the end of the stream and a *cdevice.ProducerError
 // after on_error. ctx bounds the wait for a task and for its batch's sync
 // event.
 func (h *Handler) Next(ctx context.Context) (Batch, error) {
@@ -422,7 +422,7 @@ func (h *Handler) extract(ctx context.Context, t *abi.AsyncTask, sc *arrow.Schem
 		return nil, io.EOF
 	}
 	if rc := int32(ffi.Call(t.ExtractData, uintptr(unsafe.Pointer(t)), uintptr(unsafe.Pointer(o.p)))); rc != 0 {
-		return nil, &ProducerError{Code: int(rc), Message: "extract_data failed"}
+		return nil, &cdevice.ProducerError{Call: "extract_data", Code: int(rc)}
 	}
 	if ctx.Done() == nil {
 		return cdevice.ImportDeviceRecordBatchWithSchema(o.p, sc)

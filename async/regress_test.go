@@ -675,7 +675,7 @@ func TestHandlerOnErrorFromCancel(t *testing.T) {
 		// The goroutine stays blocked: nothing below can be cleaned up.
 		t.Fatal("Cancel deadlocked: the producer's cancel called on_error synchronously")
 	}
-	var pe *async.ProducerError
+	var pe *cdevice.ProducerError
 	if _, err := h.Next(ctx); !errors.As(err, &pe) || pe.Code != 5 || pe.Message != "cancel failed" {
 		t.Errorf("Next after cancel reported an error: %v, want the producer's error 5 \"cancel failed\"", err)
 	}

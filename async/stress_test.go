@@ -269,7 +269,7 @@ func runPair(dbs []*cdevice.DeviceRecordBatch, p stressPlan, delivered *atomic.I
 		if _, cerr = readTo(p.at); cerr == nil {
 			pcancel()
 			// The producer stops: the end, or its error through on_error.
-			if err := drain(); err != nil && !errors.Is(err, async.ErrProducer) && !errors.Is(err, context.Canceled) {
+			if err := drain(); err != nil && !errors.Is(err, cdevice.ErrProducer) && !errors.Is(err, context.Canceled) {
 				cerr = fmt.Errorf("after the producer's context ended: %w", err)
 			}
 		}
@@ -301,7 +301,7 @@ func runPair(dbs []*cdevice.DeviceRecordBatch, p stressPlan, delivered *atomic.I
 		}
 	case stressSourceError:
 		err := drain()
-		var pe *async.ProducerError
+		var pe *cdevice.ProducerError
 		switch {
 		case !errors.As(err, &pe):
 			cerr = fmt.Errorf("the source failed after %d batches; the consumer got %v, want a *ProducerError", p.at, err)
@@ -336,7 +336,7 @@ func runPair(dbs []*cdevice.DeviceRecordBatch, p stressPlan, delivered *atomic.I
 		}
 	case stressProducerCtxAsync:
 		time.AfterFunc(p.delay, pcancel)
-		if err := drain(); err != nil && !errors.Is(err, async.ErrProducer) {
+		if err := drain(); err != nil && !errors.Is(err, cdevice.ErrProducer) {
 			cerr = fmt.Errorf("after the producer's context ended: %w", err)
 		}
 		wantProduce = func(err error) error {
@@ -482,7 +482,7 @@ func TestProduceStopsWhenContextDone(t *testing.T) {
 	if nerr == nil {
 		t.Errorf("Produce went on for %d batches after its context was cancelled", n-100)
 		closeHandler(t, h)
-	} else if pe := (*async.ProducerError)(nil); !errors.As(nerr, &pe) || pe.Code == 0 {
+	} else if pe := (*cdevice.ProducerError)(nil); !errors.As(nerr, &pe) || pe.Code == 0 {
 		t.Errorf("the consumer got %v after Produce's context was cancelled, want a *ProducerError", nerr)
 	}
 	select {

@@ -280,8 +280,8 @@ func TestCProducerSchemaError(t *testing.T) {
 		r.Release()
 		t.Fatal("ImportReader succeeded on a failing get_schema")
 	}
-	var pe *stream.ProducerError
-	if !errors.Is(err, stream.ErrProducer) || !errors.As(err, &pe) {
+	var pe *cdevice.ProducerError
+	if !errors.Is(err, cdevice.ErrProducer) || !errors.As(err, &pe) {
 		t.Fatalf("error %v (%T) is not a *ProducerError wrapping ErrProducer", err, err)
 	}
 	if pe.Code != int(syscall.EINVAL) || pe.Message != "injected failure at get_schema" {
@@ -327,15 +327,15 @@ func TestCProducerGetNextError(t *testing.T) {
 				if n != k-1 {
 					t.Errorf("%d batches before the failure, want %d", n, k-1)
 				}
-				var pe *stream.ProducerError
-				if !errors.Is(err, stream.ErrProducer) || !errors.As(err, &pe) {
+				var pe *cdevice.ProducerError
+				if !errors.Is(err, cdevice.ErrProducer) || !errors.As(err, &pe) {
 					t.Fatalf("error %v (%T) is not a *ProducerError", err, err)
 				}
 				want := fmt.Sprintf("injected failure at batch %d", k)
 				if pe.Code != int(syscall.EIO) || pe.Message != want {
 					t.Errorf("ProducerError code %d message %q, want %d %q", pe.Code, pe.Message, syscall.EIO, want)
 				}
-				if r.Next() || !errors.Is(r.Err(), stream.ErrProducer) {
+				if r.Next() || !errors.Is(r.Err(), cdevice.ErrProducer) {
 					t.Errorf("after the failure: Next true or Err %v", r.Err())
 				}
 				r.Release()
@@ -767,7 +767,7 @@ func TestCProducerDeviceStreamCPU(t *testing.T) {
 			cstCheckBatch(t, n, rows, rec)
 			n++
 		}
-		var pe *stream.ProducerError
+		var pe *cdevice.ProducerError
 		if n != 1 || !errors.As(err, &pe) || pe.Code != int(syscall.EIO) || pe.Message != "injected failure at batch 2" {
 			t.Errorf("%d batches, error %v; want 1 and EIO \"injected failure at batch 2\"", n, err)
 		}

@@ -6,7 +6,7 @@
 // serialized); an imported Reader or DeviceReader is not safe for concurrent
 // use, as C streams are not. Errors from a Go source reach a C consumer as
 // an errno-style code with a message from get_last_error; errors from a C
-// producer reach Go as a *ProducerError carrying both.
+// producer reach Go as a *cdevice.ProducerError carrying both.
 //
 // Ownership follows one rule, as in package async: a batch that an
 // iterator (Reader.All, DeviceReader.All, DeviceReader.HostRecords) yields

@@ -114,13 +114,13 @@ func TestErrorPaths(t *testing.T) {
 		testsupport.Case("ImportReader/NULL get_schema", cdevice.ErrInvalid, func(t *testing.T) error {
 			return readErr(hxStream(t, 1, 3, 1))
 		}),
-		testsupport.Case("ImportReader/get_schema fails", stream.ErrProducer, func(t *testing.T) error {
+		testsupport.Case("ImportReader/get_schema fails", cdevice.ErrProducer, func(t *testing.T) error {
 			return readErr(cstMakeStream(t, 2, 3, true, -1, false))
 		}),
-		testsupport.Case("Reader.Err/get_next fails", stream.ErrProducer, func(t *testing.T) error {
+		testsupport.Case("Reader.Err/get_next fails", cdevice.ErrProducer, func(t *testing.T) error {
 			return readErr(cstMakeStream(t, 3, 3, false, 2, false))
 		}),
-		testsupport.Case("Reader.Err/get_next fails without a message", stream.ErrProducer, func(t *testing.T) error {
+		testsupport.Case("Reader.Err/get_next fails without a message", cdevice.ErrProducer, func(t *testing.T) error {
 			return readErr(hxStream(t, 2, 3, 0))
 		}),
 		testsupport.Case("Reader.Err/empty batches", stream.ErrEmptyBatches, func(t *testing.T) error {
@@ -129,13 +129,13 @@ func TestErrorPaths(t *testing.T) {
 		testsupport.Case("Reader.Err/full validation", cdevice.ErrInvalid, func(t *testing.T) error {
 			return readErr(cstExport(t, corruptReader(t)), stream.WithImportOptions(cdevice.WithFullValidation()))
 		}),
-		testsupport.Case("Reader.Err/our export's source failed", stream.ErrProducer, func(t *testing.T) error {
+		testsupport.Case("Reader.Err/our export's source failed", cdevice.ErrProducer, func(t *testing.T) error {
 			return readErr(failing(t))
 		}),
-		testsupport.Case("Reader.Err/our export's source failed, read directly", stream.ErrProducer, func(t *testing.T) error {
+		testsupport.Case("Reader.Err/our export's source failed, read directly", cdevice.ErrProducer, func(t *testing.T) error {
 			defer identity.Set(identity.Set(true))
 			err := readErr(failing(t))
-			var pe *stream.ProducerError
+			var pe *cdevice.ProducerError
 			if !errors.Is(err, errSource) || !errors.As(err, &pe) || pe.Call != "get_next" {
 				t.Errorf("%v: not a get_next ProducerError wrapping the source's error", err)
 			}
@@ -160,7 +160,7 @@ func TestErrorPaths(t *testing.T) {
 			_, err := stream.ImportDeviceStream(cstNew[abi.DeviceArrayStream](t))
 			return err
 		}),
-		testsupport.Case("DeviceReader.Next/get_next fails", stream.ErrProducer, func(t *testing.T) error {
+		testsupport.Case("DeviceReader.Next/get_next fails", cdevice.ErrProducer, func(t *testing.T) error {
 			return deviceErr(ctx, cpuDeviceStream(t, 3, 2))
 		}),
 		testsupport.Case("DeviceReader.Next/batch on another device type", cdevice.ErrInvalid, func(t *testing.T) error {
@@ -194,7 +194,7 @@ func TestErrorPaths(t *testing.T) {
 		testsupport.Case("ExportDeviceStream/nil", cdevice.ErrInvalid, func(t *testing.T) error {
 			return stream.ExportDeviceStream(nil, abi.DeviceCPU, nil, cstNew[abi.DeviceArrayStream](t))
 		}),
-		testsupport.Case("ExportDeviceStream/the source's error read back", stream.ErrProducer, func(t *testing.T) error {
+		testsupport.Case("ExportDeviceStream/the source's error read back", cdevice.ErrProducer, func(t *testing.T) error {
 			s := cstNew[abi.DeviceArrayStream](t)
 			var batches iter.Seq2[*cdevice.DeviceRecordBatch, error] = func(yield func(*cdevice.DeviceRecordBatch, error) bool) {
 				yield(nil, errSource)
@@ -207,7 +207,7 @@ func TestErrorPaths(t *testing.T) {
 		testsupport.Case("ExportReaderToDevice/nil", cdevice.ErrInvalid, func(t *testing.T) error {
 			return stream.ExportReaderToDevice(ctx, nil, device.CPU, cstNew[abi.DeviceArrayStream](t))
 		}),
-		testsupport.Case("ExportReaderToDevice/canceled, read back", stream.ErrProducer, func(t *testing.T) error {
+		testsupport.Case("ExportReaderToDevice/canceled, read back", cdevice.ErrProducer, func(t *testing.T) error {
 			s := cstNew[abi.DeviceArrayStream](t)
 			rdr := cstReader(t, cstBatches(t, 2, 3, 0))
 			defer rdr.Release()

@@ -234,7 +234,7 @@ func TestHostileStreamErrors(t *testing.T) {
 					t.Fatal("a batch from a failing stream")
 				}
 			}
-			var pe *stream.ProducerError
+			var pe *cdevice.ProducerError
 			if !errors.As(r.Err(), &pe) || pe.Code != int(syscall.EIO) || pe.Message != c.msg || pe.Call != "get_next" {
 				t.Errorf("Err %v, want get_next's EIO with message %q", r.Err(), c.msg)
 			}

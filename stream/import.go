@@ -66,7 +66,7 @@ func (c *cstream) producerError(call string, rc int32) error {
 	if c.getLastError != 0 {
 		msg = ffi.GoString(ffi.Call(c.getLastError, uintptr(c.self)))
 	}
-	return &ProducerError{Call: call, Code: int(rc), Message: msg}
+	return &cdevice.ProducerError{Call: call, Code: int(rc), Message: msg}
 }
 
 // next asks the producer for a batch into out; false at the end.

@@ -275,10 +275,10 @@ func TestAllProducerError(t *testing.T) {
 			if n != 2 {
 				t.Errorf("got %d batches before the error, want 2", n)
 			}
-			var pe *stream.ProducerError
+			var pe *cdevice.ProducerError
 			switch {
-			case !errors.Is(got, stream.ErrProducer) || !errors.As(got, &pe):
-				t.Errorf("error %v (%T), want a *stream.ProducerError", got, got)
+			case !errors.Is(got, cdevice.ErrProducer) || !errors.As(got, &pe):
+				t.Errorf("error %v (%T), want a *cdevice.ProducerError", got, got)
 			case pe.Code != tc.code:
 				t.Errorf("code %d, want %d", pe.Code, tc.code)
 			case !strings.Contains(pe.Message, tc.err.Error()):

@@ -313,7 +313,7 @@ func readLayer(ctx context.Context, o options, w io.Writer) error {
 	batches, rows := 0, int64(0)
 	for rec, err := range r.All(ctx) {
 		if err != nil {
-			// A *stream.ProducerError carries GDAL's errno-style code and
+			// A *cdevice.ProducerError carries GDAL's errno-style code and
 			// its get_last_error message.
 			return fmt.Errorf("reading batch %d: %w", batches+1, err)
 		}
