@@ -29,7 +29,10 @@ func testDevices(t *testing.T) []device.Device {
 }
 
 // Every gold batch goes host → device → ArrowDeviceArray → import → host on
-// every test device and comes back equal.
+// every test device and comes back equal, both ways to the host: imported
+// on the device then copied (ImportDeviceRecordBatchOnDevice, ToHost), and
+// ImportDeviceRecordBatch (wrapped in place where the host can read the
+// memory, with full validation).
 func TestDeviceGoldRoundTrip(t *testing.T) {
 	ctx := context.Background()
 	for _, dev := range testDevices(t) {
@@ -37,7 +40,8 @@ func TestDeviceGoldRoundTrip(t *testing.T) {
 			for _, c := range goldCases(t) {
 				t.Run(c, func(t *testing.T) {
 					_, recs := readGold(t, c+".stream")
-					for i, rec := range recs {
+					for n, rec := range append(recs, recs...) {
+						i, direct := n%len(recs), n >= len(recs)
 						db, err := cdevice.CopyRecordBatchToDevice(ctx, rec, dev)
 						if err != nil {
 							t.Fatalf("batch %d: copy: %v", i, err)
@@ -54,14 +58,22 @@ func TestDeviceGoldRoundTrip(t *testing.T) {
 						if dev.Type() == abi.DeviceCPU && arr.SyncEvent != 0 {
 							t.Error("a CPU array must have a NULL sync_event")
 						}
-						got, err := cdevice.ImportDeviceRecordBatch(arr, sch)
-						if err != nil {
-							t.Fatalf("batch %d: import: %v", i, err)
-						}
-						host, err := got.ToHost(ctx)
-						got.Release()
-						if err != nil {
-							t.Fatalf("batch %d: to host: %v", i, err)
+						var host arrow.RecordBatch
+						if direct {
+							host, err = cdevice.ImportDeviceRecordBatch(arr, sch, cdevice.WithFullValidation())
+							if err != nil {
+								t.Fatalf("batch %d: ImportDeviceRecordBatch: %v", i, err)
+							}
+						} else {
+							got, err := cdevice.ImportDeviceRecordBatchOnDevice(arr, sch)
+							if err != nil {
+								t.Fatalf("batch %d: import: %v", i, err)
+							}
+							host, err = got.ToHost(ctx)
+							got.Release()
+							if err != nil {
+								t.Fatalf("batch %d: to host: %v", i, err)
+							}
 						}
 						if !array.RecordEqual(rec, host) {
 							t.Errorf("batch %d differs:\nwant %v\ngot  %v", i, rec, host)
@@ -133,7 +145,7 @@ func TestDeviceArrayWithoutBackend(t *testing.T) {
 	}
 	db.Release()
 	arr.DeviceType, arr.DeviceID = abi.DeviceVulkan, 7 // no backend for it
-	got, err := cdevice.ImportDeviceRecordBatch(arr, sch)
+	got, err := cdevice.ImportDeviceRecordBatchOnDevice(arr, sch)
 	if err != nil {
 		t.Fatalf("metadata import: %v", err)
 	}
@@ -365,7 +377,7 @@ func emptyShapeRoundTrips(t *testing.T, ctx context.Context, dev device.Device, 
 		t.Fatal(err)
 	}
 	db.Release()
-	got, err := cdevice.ImportDeviceRecordBatch(arr, sch)
+	got, err := cdevice.ImportDeviceRecordBatchOnDevice(arr, sch)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -375,7 +387,7 @@ func emptyShapeRoundTrips(t *testing.T, ctx context.Context, dev device.Device, 
 		t.Fatal(err)
 	}
 	wantBatch("export, import", host)
-	check("DeviceRecordBatch.Export, ImportDeviceRecordBatch")
+	check("DeviceRecordBatch.Export, ImportDeviceRecordBatchOnDevice")
 
 	// The whole batch as one struct array, and each column.
 	whole := array.RecordToStructArray(rec)

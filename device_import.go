@@ -34,20 +34,23 @@ func ImportDeviceArrayOnDevice(arr *abi.DeviceArray, schema *abi.Schema, opts ..
 	return importDeviceTree(arr, f.Type, applyImportOptions(opts))
 }
 
-// ImportDeviceRecordBatch imports a struct-typed ArrowDeviceArray and its
-// schema as a DeviceRecordBatch, as ImportDeviceArrayOnDevice does.
-func ImportDeviceRecordBatch(arr *abi.DeviceArray, schema *abi.Schema, opts ...ImportOption) (*DeviceRecordBatch, error) {
+// ImportDeviceRecordBatchOnDevice imports a struct-typed ArrowDeviceArray
+// and its schema as a DeviceRecordBatch, leaving the buffers where they are,
+// as ImportDeviceArrayOnDevice does (ImportDeviceRecordBatch brings the
+// batch to host memory).
+func ImportDeviceRecordBatchOnDevice(arr *abi.DeviceArray, schema *abi.Schema, opts ...ImportOption) (*DeviceRecordBatch, error) {
 	sc, err := ImportSchema(schema)
 	if err != nil {
 		ReleaseDeviceArray(arr)
 		return nil, err
 	}
-	return ImportDeviceRecordBatchWithSchema(arr, sc, opts...)
+	return ImportDeviceRecordBatchOnDeviceWithSchema(arr, sc, opts...)
 }
 
-// ImportDeviceRecordBatchWithSchema is ImportDeviceRecordBatch with a schema
-// already imported (a stream's).
-func ImportDeviceRecordBatchWithSchema(arr *abi.DeviceArray, sc *arrow.Schema, opts ...ImportOption) (*DeviceRecordBatch, error) {
+// ImportDeviceRecordBatchOnDeviceWithSchema is
+// ImportDeviceRecordBatchOnDevice with a schema already imported (a
+// stream's).
+func ImportDeviceRecordBatchOnDeviceWithSchema(arr *abi.DeviceArray, sc *arrow.Schema, opts ...ImportOption) (*DeviceRecordBatch, error) {
 	if sc == nil {
 		ReleaseDeviceArray(arr)
 		return nil, invalidf("nil schema")

@@ -283,6 +283,21 @@ func TestErrorPaths(t *testing.T) {
 			_, err := cdevice.ImportDeviceArray(arr, sch)
 			return err
 		}),
+		testsupport.Case("ImportDeviceRecordBatch/nil", cdevice.ErrInvalid, func(t *testing.T) error {
+			_, err := cdevice.ImportDeviceRecordBatch(nil, nil)
+			return err
+		}),
+		testsupport.Case("ImportDeviceRecordBatch/not a struct", cdevice.ErrInvalid, func(t *testing.T) error {
+			arr, sch := exportedDevice(t, 3, abi.DeviceCPU, -1)
+			_, err := cdevice.ImportDeviceRecordBatch(arr, sch)
+			return err
+		}),
+		testsupport.Case("ImportDeviceRecordBatchWithSchema/no backend", cdevice.ErrNoDevice, func(t *testing.T) error {
+			arr, sch := exportedDevice(t, 3, abi.DeviceMetal, 0)
+			releaseSchemaC(sch)
+			_, err := cdevice.ImportDeviceRecordBatchWithSchema(arr, wideBatch(t).Schema())
+			return err
+		}),
 		testsupport.Case("ImportDeviceArrayOnDevice/nil", cdevice.ErrInvalid, func(t *testing.T) error {
 			_, err := cdevice.ImportDeviceArrayOnDevice(nil, nil)
 			return err
@@ -298,15 +313,15 @@ func TestErrorPaths(t *testing.T) {
 			_, err := cdevice.ImportDeviceArrayOnDevice(arr, sch)
 			return err
 		}),
-		testsupport.Case("ImportDeviceRecordBatch/not a struct", cdevice.ErrInvalid, func(t *testing.T) error {
+		testsupport.Case("ImportDeviceRecordBatchOnDevice/not a struct", cdevice.ErrInvalid, func(t *testing.T) error {
 			arr, sch := exportedDevice(t, 3, abi.DeviceCPU, -1)
-			_, err := cdevice.ImportDeviceRecordBatch(arr, sch)
+			_, err := cdevice.ImportDeviceRecordBatchOnDevice(arr, sch)
 			return err
 		}),
-		testsupport.Case("ImportDeviceRecordBatchWithSchema/nil schema", cdevice.ErrInvalid, func(t *testing.T) error {
+		testsupport.Case("ImportDeviceRecordBatchOnDeviceWithSchema/nil schema", cdevice.ErrInvalid, func(t *testing.T) error {
 			arr, sch := exportedDevice(t, 3, abi.DeviceCPU, -1)
 			releaseSchemaC(sch)
-			_, err := cdevice.ImportDeviceRecordBatchWithSchema(arr, nil)
+			_, err := cdevice.ImportDeviceRecordBatchOnDeviceWithSchema(arr, nil)
 			return err
 		}),
 		// Export.

@@ -68,7 +68,7 @@ func ExampleCopyRecordBatchToDevice() {
 	if err != nil {
 		panic(err)
 	}
-	imported, err := cdevice.ImportDeviceRecordBatch(out, sch)
+	imported, err := cdevice.ImportDeviceRecordBatchOnDevice(out, sch)
 	if err != nil {
 		panic(err)
 	}

@@ -203,7 +203,7 @@ func TestFaultInjection(t *testing.T) {
 			}
 			return err
 		},
-		"ImportDeviceRecordBatch": func() error {
+		"ImportDeviceRecordBatchOnDevice": func() error {
 			db, err := cdevice.CopyRecordBatchToDevice(ctx, rec, faulty)
 			if err != nil {
 				return fmt.Errorf("setup: %w", err)
@@ -216,7 +216,7 @@ func TestFaultInjection(t *testing.T) {
 			if err != nil {
 				return fmt.Errorf("setup: %w", err)
 			}
-			got, err := cdevice.ImportDeviceRecordBatch(arr, sch)
+			got, err := cdevice.ImportDeviceRecordBatchOnDevice(arr, sch)
 			if err == nil {
 				got.Release()
 			} else if !arr.Array.Released() {

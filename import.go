@@ -186,42 +186,87 @@ func releaseData(ds []arrow.ArrayData) {
 // where it is). A device with no loaded backend fails with ErrNoDevice. On
 // failure the input is released.
 func ImportDeviceArray(arr *abi.DeviceArray, schema *abi.Schema, opts ...ImportOption) (arrow.Array, error) {
-	if arr == nil {
-		ReleaseSchema(schema)
-		return nil, invalidf("nil ArrowDeviceArray")
-	}
-	fail := func(err error) (arrow.Array, error) {
-		ReleaseSchema(schema)
-		ReleaseArray(&arr.Array)
+	cfg := applyImportOptions(opts)
+	return deviceToHost(arr, cfg, func() { ReleaseSchema(schema) },
+		func() (arrow.Array, error) { return ImportArray(&arr.Array, schema, opts...) },
+		func() (arrow.Array, error) {
+			da, err := ImportDeviceArrayOnDevice(arr, schema, opts...)
+			if err != nil {
+				return nil, err
+			}
+			defer da.Release()
+			a, err := da.ToHost(cfg.context())
+			if err != nil {
+				return nil, err
+			}
+			return validated(a, cfg.validate(a))
+		})
+}
+
+// ImportDeviceRecordBatch imports a struct-typed ArrowDeviceArray and its
+// schema as a record batch in host memory, as ImportDeviceArray imports an
+// array (ImportDeviceRecordBatchOnDevice keeps it on its device).
+func ImportDeviceRecordBatch(arr *abi.DeviceArray, schema *abi.Schema, opts ...ImportOption) (arrow.RecordBatch, error) {
+	sc, err := ImportSchema(schema)
+	if err != nil {
+		ReleaseDeviceArray(arr)
 		return nil, err
+	}
+	return ImportDeviceRecordBatchWithSchema(arr, sc, opts...)
+}
+
+// ImportDeviceRecordBatchWithSchema is ImportDeviceRecordBatch with a
+// schema already imported (a stream's).
+func ImportDeviceRecordBatchWithSchema(arr *abi.DeviceArray, sc *arrow.Schema, opts ...ImportOption) (arrow.RecordBatch, error) {
+	cfg := applyImportOptions(opts)
+	return deviceToHost(arr, cfg, func() {},
+		func() (arrow.RecordBatch, error) { return ImportRecordBatchWithSchema(&arr.Array, sc, opts...) },
+		func() (arrow.RecordBatch, error) {
+			b, err := ImportDeviceRecordBatchOnDeviceWithSchema(arr, sc, opts...)
+			if err != nil {
+				return nil, err
+			}
+			defer b.Release()
+			rb, err := b.ToHost(cfg.context())
+			if err != nil {
+				return nil, err
+			}
+			return validated(rb, cfg.validateBatch(rb))
+		})
+}
+
+// deviceToHost brings arr to host memory: memory the host can read is
+// wrapped in place by onHost once the producer's event is done; other
+// memory is imported on its device and copied by onDevice. release gives
+// back what else onHost would have taken (the schema) when neither runs.
+func deviceToHost[T any](arr *abi.DeviceArray, cfg importConfig, release func(), onHost, onDevice func() (T, error)) (T, error) {
+	var zero T
+	if arr == nil {
+		release()
+		return zero, invalidf("nil ArrowDeviceArray")
+	}
+	fail := func(err error) (T, error) {
+		release()
+		ReleaseArray(&arr.Array)
+		return zero, err
 	}
 	if arr.DeviceType == abi.DeviceCPU {
 		if arr.SyncEvent != 0 {
 			return fail(invalidf("CPU ArrowDeviceArray with a non-NULL sync_event"))
 		}
-		return ImportArray(&arr.Array, schema, opts...)
+		return onHost()
 	}
 	dev, err := device.Lookup(arr.DeviceType, arr.DeviceID)
 	if err != nil {
 		return fail(err) // wraps ErrNoDevice
 	}
-	cfg := applyImportOptions(opts)
 	if !dev.HostAccessible() {
-		da, err := ImportDeviceArrayOnDevice(arr, schema, opts...)
-		if err != nil {
-			return nil, err
-		}
-		defer da.Release()
-		a, err := da.ToHost(cfg.context())
-		if err != nil {
-			return nil, err
-		}
-		return validated(a, cfg.validate(a))
+		return onDevice()
 	}
 	if err := dev.WaitSyncEvent(cfg.context(), arr.SyncEvent, nil); err != nil {
 		return fail(err)
 	}
-	return ImportArray(&arr.Array, schema, opts...)
+	return onHost()
 }
 
 // An arrayImport owns one imported ArrowArray tree: the root struct is moved

@@ -425,9 +425,9 @@ func (h *Handler) extract(ctx context.Context, t *abi.AsyncTask, sc *arrow.Schem
 		return nil, &cdevice.ProducerError{Call: "extract_data", Code: int(rc)}
 	}
 	if ctx.Done() == nil {
-		return cdevice.ImportDeviceRecordBatchWithSchema(o.p, sc)
+		return cdevice.ImportDeviceRecordBatchOnDeviceWithSchema(o.p, sc)
 	}
-	return cdevice.ImportDeviceRecordBatchWithSchema(o.p, sc, cdevice.WithContext(ctx))
+	return cdevice.ImportDeviceRecordBatchOnDeviceWithSchema(o.p, sc, cdevice.WithContext(ctx))
 }
 
 // All yields every remaining batch; each is released after the loop body

@@ -380,7 +380,7 @@ func (r *DeviceReader) read(ctx context.Context) (*cdevice.DeviceRecordBatch, er
 	if ctx.Done() != nil {
 		opts = append(opts[:len(opts):len(opts)], cdevice.WithContext(ctx))
 	}
-	return cdevice.ImportDeviceRecordBatchWithSchema(r.out, r.c.schema, opts...)
+	return cdevice.ImportDeviceRecordBatchOnDeviceWithSchema(r.out, r.c.schema, opts...)
 }
 
 // All yields every remaining batch, valid during the loop body (Retain it

@@ -35,7 +35,7 @@ columns) in batches of 8 rows, a slice of them, 504 rows, none, and nulls only,
 through the C interfaces, on the CPU and on every device 'cdevice devices'
 lists (or only the one --device, else CDEVICE_DEVICE, names):
 
-  ArrowDeviceArray         CopyRecordBatchToDevice, Export, ImportDeviceRecordBatch, ToHost
+  ArrowDeviceArray         CopyRecordBatchToDevice, Export, ImportDeviceRecordBatchOnDevice, ToHost
   ArrowDeviceArrayStream   stream.ExportReaderToDevice, stream.ImportDeviceStream, HostRecords
   ArrowAsyncDeviceStream   async.Produce into an async.Handler, ToHost
 
@@ -333,9 +333,9 @@ func deviceArrayOnce(ctx context.Context, dev device.Device, rec arrow.RecordBat
 	case dev.Type() == abi.DeviceCPU && arr.SyncEvent != 0:
 		wrong = errors.New("a CPU ArrowDeviceArray has a non-NULL sync_event")
 	}
-	got, err := cdevice.ImportDeviceRecordBatch(arr, sch) // releases arr and sch, also on failure
+	got, err := cdevice.ImportDeviceRecordBatchOnDevice(arr, sch) // releases arr and sch, also on failure
 	if err != nil {
-		return fmt.Errorf("ImportDeviceRecordBatch: %w", err)
+		return fmt.Errorf("ImportDeviceRecordBatchOnDevice: %w", err)
 	}
 	host, err := got.ToHost(ctx)
 	got.Release()
