@@ -3,7 +3,7 @@
 //
 // It owns layout only. Every field has the C name in CamelCase and sits at the
 // offset the C compiler gives it on each supported architecture (asserted by
-// abi_test.go at the module root). Pointer fields are uintptr: the memory they
+// layout_test.go against gcc's answers). Pointer fields are uintptr: the memory they
 // point at belongs to C (or is pinned Go memory), so the Go garbage collector
 // must not look at it. The accessor methods turn them into Go pointers for
 // reading.

@@ -37,7 +37,7 @@ type Array struct {
 	_           [4]byte
 }
 
-// Compile-time checks of the armv7hf sizes (abi_test.go checks every offset).
+// Compile-time checks of the armv7hf sizes (layout_test.go checks every offset).
 var (
 	_ [48 - unsafe.Sizeof(Schema{})]struct{}
 	_ [unsafe.Sizeof(Schema{}) - 48]struct{}
