@@ -144,17 +144,17 @@ func (s *DeviceArrayStream) Released() bool { return s.Release == 0 }
 
 // Child returns children[i]. It does not check i against NChildren.
 func (s *Schema) Child(i int) *Schema {
-	return (*Schema)(Index(s.Children, i))
+	return (*Schema)(index(s.Children, i))
 }
 
 // Child returns children[i]. It does not check i against NChildren.
 func (a *Array) Child(i int) *Array {
-	return (*Array)(Index(a.Children, i))
+	return (*Array)(index(a.Children, i))
 }
 
 // Buffer returns buffers[i]. It does not check i against NBuffers.
 func (a *Array) Buffer(i int) unsafe.Pointer {
-	return Index(a.Buffers, i)
+	return index(a.Buffers, i)
 }
 
 // Struct is the set of the eight C interface structs.
@@ -169,8 +169,8 @@ type Struct interface {
 // memory or pinned Go memory, and stay so while the result is used.
 func At[T Struct](p uintptr) *T { return (*T)(Pointer(p)) }
 
-// Index reads element i of a C array of pointers (T**) at base.
-func Index(base uintptr, i int) unsafe.Pointer {
+// index reads element i of a C array of pointers (T**) at base.
+func index(base uintptr, i int) unsafe.Pointer {
 	return *(*unsafe.Pointer)(unsafe.Add(Pointer(base), uintptr(i)*unsafe.Sizeof(uintptr(0))))
 }
 
