@@ -12,7 +12,6 @@ import (
 	"github.com/purearrow/cdevice/abi"
 	"github.com/purearrow/cdevice/internal/cmeta"
 	"github.com/purearrow/cdevice/internal/ffi"
-	"github.com/purearrow/cdevice/internal/identity"
 	"github.com/purearrow/cdevice/internal/leak"
 )
 
@@ -173,16 +172,6 @@ func releaseExportedSchema(s *abi.Schema, parent *export) {
 	*s = abi.Schema{} // no pointer into memory about to be unpinned survives
 	if e != nil {
 		e.releaseNode()
-	}
-}
-
-func releaseSchemaIn(s *abi.Schema, parent *export) {
-	switch {
-	case s == nil || s.Release == 0:
-	case schemaReleaseCB.Is(s.Release):
-		releaseExportedSchema(s, parent)
-	default:
-		ffi.Call1(s.Release, uintptr(unsafe.Pointer(s)))
 	}
 }
 
@@ -412,42 +401,6 @@ func (f *schemaFiller) fill(out *abi.Schema) {
 	}
 }
 
-// exportedSchema returns the schema behind s when s is the untouched root of
-// one of our schema exports: a Go consumer of a Go producer then skips the
-// parse. Immutable arrow-go schemas make handing back the source safe.
-func exportedSchema(s *abi.Schema) *arrow.Schema {
-	if !schemaReleaseCB.Is(s.Release) {
-		return nil
-	}
-	e, ok := ffi.Lookup[*export](s.PrivateData)
-	if !ok {
-		return nil
-	}
-	sc, _ := e.source.(*arrow.Schema)
-	if sc == nil || e.schemaRoot != *s || !childrenLive(s, 0) {
-		return nil
-	}
-	return sc
-}
-
-// childrenLive reports whether no child of s was moved out or released.
-func childrenLive(s *abi.Schema, depth int) bool {
-	if depth > maxDepth {
-		return false
-	}
-	for i := range int(s.NChildren) {
-		c := s.Child(i)
-		if c == nil || c.Release == 0 || !childrenLive(c, depth+1) {
-			return false
-		}
-	}
-	if s.Dictionary != 0 {
-		d := (*abi.Schema)(abi.Pointer(s.Dictionary))
-		return d.Release != 0 && childrenLive(d, depth+1)
-	}
-	return true
-}
-
 // ---- ArrowArray ----
 
 func releaseExportedArray(a *abi.Array, parent *export) {
@@ -466,52 +419,6 @@ func releaseExportedArray(a *abi.Array, parent *export) {
 	if e != nil {
 		e.releaseNode()
 	}
-}
-
-func releaseArrayIn(a *abi.Array, parent *export) {
-	switch {
-	case a == nil || a.Release == 0:
-	case arrayReleaseCB.Is(a.Release):
-		releaseExportedArray(a, parent)
-	default:
-		ffi.Call1(a.Release, uintptr(unsafe.Pointer(a)))
-	}
-}
-
-// exportedSource returns the arrow.Array or arrow.RecordBatch that a was
-// exported from, when a is the untouched root of one of our array exports
-// and identity imports are on.
-func exportedSource(a *abi.Array) any {
-	if !identity.Enabled() || !arrayReleaseCB.Is(a.Release) {
-		return nil
-	}
-	e, ok := ffi.Lookup[*export](a.PrivateData)
-	if !ok {
-		return nil
-	}
-	if e.source == nil || e.arrayRoot != *a || !arrayChildrenLive(a, 0) {
-		return nil
-	}
-	return e.source
-}
-
-// arrayChildrenLive reports whether no child or dictionary of a was moved
-// out or released.
-func arrayChildrenLive(a *abi.Array, depth int) bool {
-	if depth > maxDepth {
-		return false
-	}
-	for i := range int(a.NChildren) {
-		c := a.Child(i)
-		if c == nil || c.Release == 0 || !arrayChildrenLive(c, depth+1) {
-			return false
-		}
-	}
-	if a.Dictionary != 0 {
-		d := (*abi.Array)(abi.Pointer(a.Dictionary))
-		return d.Release != 0 && arrayChildrenLive(d, depth+1)
-	}
-	return true
 }
 
 // ExportArray exports arr into out without copying its buffers; they stay

@@ -62,3 +62,27 @@ func ReleaseAsyncHandler(h *abi.AsyncDeviceStreamHandler) {
 	h.Release = 0
 	ffi.Call1(fn, uintptr(unsafe.Pointer(h)))
 }
+
+// releaseSchemaIn releases s once: a schema we exported by calling our
+// release directly (parent, when not nil, is the export s belongs to), a
+// foreign one through its C release.
+func releaseSchemaIn(s *abi.Schema, parent *export) {
+	switch {
+	case s == nil || s.Release == 0:
+	case schemaReleaseCB.Is(s.Release):
+		releaseExportedSchema(s, parent)
+	default:
+		ffi.Call1(s.Release, uintptr(unsafe.Pointer(s)))
+	}
+}
+
+// releaseArrayIn is releaseSchemaIn for an ArrowArray.
+func releaseArrayIn(a *abi.Array, parent *export) {
+	switch {
+	case a == nil || a.Release == 0:
+	case arrayReleaseCB.Is(a.Release):
+		releaseExportedArray(a, parent)
+	default:
+		ffi.Call1(a.Release, uintptr(unsafe.Pointer(a)))
+	}
+}
