@@ -139,22 +139,16 @@ type deviceRead struct {
 }
 
 func (t *deviceTree) node(a *abi.Array, dt arrow.DataType, depth int) (*DeviceArray, error) {
-	if depth > maxDepth {
-		return nil, invalidf("array nesting deeper than %d (or a cycle)", maxDepth)
-	}
-	n := node{a: a, dt: storageType(dt)}
-	if err := n.checkHeader(); err != nil {
+	n, err := visit(a, dt, depth)
+	if err != nil {
 		return nil, err
 	}
-	if err := n.checkCounts(); err != nil {
-		return nil, err
-	}
-	isDict := n.dt.ID() == arrow.DICTIONARY
-	if isDict != (a.Dictionary != 0) {
-		return nil, n.errorf("dictionary present: %v, type dictionary-encoded: %v", a.Dictionary != 0, isDict)
-	}
-	if len(n.cbuffers) > 0 && n.cbuffers[0] == 0 && a.NullCount > 0 && hasValidity(n.dt.ID()) {
-		return nil, n.errorf("null_count %d without a validity bitmap", a.NullCount)
+	// sub builds a child or the dictionary of n.
+	sub := func(c *abi.Array, ct arrow.DataType, err error) (*DeviceArray, error) {
+		if err != nil {
+			return nil, err
+		}
+		return t.node(c, ct, depth+1)
 	}
 	out := &DeviceArray{
 		Type: dt, Length: a.Length, Offset: a.Offset, NullCount: a.NullCount,
@@ -173,37 +167,18 @@ func (t *deviceTree) node(a *abi.Array, dt arrow.DataType, depth int) (*DeviceAr
 		return nil, err
 	}
 	for i := range int(a.NChildren) {
-		c := a.Child(i)
-		if c == nil || c.Release == 0 {
-			return nil, n.errorf("child %d is NULL or released", i)
-		}
-		k, err := t.node(c, childField(n.dt, i).Type, depth+1)
+		k, err := sub(n.child(i))
 		if err != nil {
 			return nil, err
 		}
 		out.Children = append(out.Children, k)
 	}
-	if isDict {
-		d := (*abi.Array)(abi.Pointer(a.Dictionary))
-		if d.Release == 0 {
-			return nil, n.errorf("dictionary is released")
-		}
-		var err error
-		if out.Dictionary, err = t.node(d, n.dt.(*arrow.DictionaryType).ValueType, depth+1); err != nil {
+	if a.Dictionary != 0 {
+		if out.Dictionary, err = sub(n.dictionary()); err != nil {
 			return nil, err
 		}
 	}
 	return out, nil
-}
-
-// hasValidity reports whether C arrays of a storage type carry a validity
-// bitmap as buffer 0.
-func hasValidity(id arrow.Type) bool {
-	switch id {
-	case arrow.NULL, arrow.RUN_END_ENCODED, arrow.SPARSE_UNION, arrow.DENSE_UNION:
-		return false
-	}
-	return true
 }
 
 // resolveSizes fetches every noted value (from host-accessible memory

@@ -149,7 +149,11 @@ func (imp *arrayImport) buildColumns(a *abi.Array, sc *arrow.Schema) ([]arrow.Ar
 	}
 	cols := make([]arrow.ArrayData, a.NChildren)
 	for i := range cols {
-		c, err := imp.child(a.Child(i), sc.Field(i).Type, 0, "column")
+		ca, ct, err := n.sub(a.Child(i), sc.Field(i).Type, fmt.Sprintf("column %d", i))
+		var c *array.Data
+		if err == nil {
+			c, err = imp.build(ca, ct, 1)
+		}
 		if err != nil {
 			releaseData(cols[:i])
 			return nil, 0, err
@@ -344,49 +348,29 @@ func (imp *arrayImport) wrap(p uintptr, size int64) *memory.Buffer {
 	return memory.NewBufferWithAllocator(unsafe.Slice((*byte)(abi.Pointer(p)), size), imp)
 }
 
-// node is one ArrowArray being imported, with checked header fields.
-type node struct {
-	a        *abi.Array
-	dt       arrow.DataType // storage type
-	end      int64          // offset + length
-	cbuffers []uintptr
-}
-
-func (n *node) errorf(format string, args ...any) error {
-	return invalidf("%s array: %s", n.dt, fmt.Sprintf(format, args...))
-}
-
 // build validates a and wraps its buffers as arrow-go data of type dt.
 func (imp *arrayImport) build(a *abi.Array, dt arrow.DataType, depth int) (*array.Data, error) {
-	if depth > maxDepth {
-		return nil, invalidf("array nesting deeper than %d (or a cycle)", maxDepth)
-	}
-	n := node{a: a, dt: storageType(dt)}
-	if err := n.checkHeader(); err != nil {
+	n, err := visit(a, dt, depth)
+	if err != nil {
 		return nil, err
 	}
-	// Counts first: nothing below may follow a pointer the type does not have.
-	if err := n.checkCounts(); err != nil {
-		return nil, err
-	}
-	id := n.dt.ID()
-	var dict *array.Data
-	if id == arrow.DICTIONARY {
-		if a.Dictionary == 0 {
-			return nil, n.errorf("dictionary-encoded array without a dictionary")
-		}
-		dd, err := imp.child((*abi.Array)(abi.Pointer(a.Dictionary)), n.dt.(*arrow.DictionaryType).ValueType, depth, "dictionary")
+	// sub builds a child or the dictionary of n.
+	sub := func(c *abi.Array, ct arrow.DataType, err error) (*array.Data, error) {
 		if err != nil {
 			return nil, err
 		}
-		defer dd.Release()
-		dict = dd
-	} else if a.Dictionary != 0 {
-		return nil, n.errorf("has a dictionary but its type is not dictionary-encoded")
+		return imp.build(c, ct, depth+1)
+	}
+	var dict *array.Data
+	if a.Dictionary != 0 {
+		if dict, err = sub(n.dictionary()); err != nil {
+			return nil, err
+		}
+		defer dict.Release()
 	}
 	children := make([]arrow.ArrayData, a.NChildren)
 	for i := range children {
-		c, err := imp.child(a.Child(i), childField(n.dt, i).Type, depth, "child")
+		c, err := sub(n.child(i))
 		if err != nil {
 			return nil, err
 		}
@@ -407,59 +391,6 @@ func (imp *arrayImport) build(a *abi.Array, dt arrow.DataType, depth int) (*arra
 		}
 	}
 	return d, nil
-}
-
-func (imp *arrayImport) child(c *abi.Array, dt arrow.DataType, depth int, what string) (*array.Data, error) {
-	if c == nil {
-		return nil, invalidf("%s ArrowArray pointer is NULL", what)
-	}
-	if c.Release == 0 {
-		return nil, invalidf("%s ArrowArray is released", what)
-	}
-	return imp.build(c, dt, depth+1)
-}
-
-func (n *node) checkHeader() error {
-	a := n.a
-	switch {
-	case a.Length < 0:
-		return n.errorf("negative length %d", a.Length)
-	case a.Offset < 0:
-		return n.errorf("negative offset %d", a.Offset)
-	case a.NullCount < -1 || a.NullCount > a.Length:
-		return n.errorf("null_count %d out of range for length %d", a.NullCount, a.Length)
-	case a.Length > math.MaxInt64-a.Offset || a.Length+a.Offset > min(math.MaxInt, maxElements):
-		return n.errorf("offset %d + length %d overflows (over %d elements)", a.Offset, a.Length, min(math.MaxInt, maxElements))
-	case a.NBuffers < 0 || a.NBuffers > maxChildren:
-		return n.errorf("n_buffers is %d", a.NBuffers)
-	case a.NChildren < 0 || a.NChildren > maxChildren:
-		return n.errorf("n_children is %d", a.NChildren)
-	case a.NBuffers > 0 && a.Buffers == 0:
-		return n.errorf("buffers is NULL with n_buffers %d", a.NBuffers)
-	case a.NChildren > 0 && a.Children == 0:
-		return n.errorf("children is NULL with n_children %d", a.NChildren)
-	}
-	n.end = a.Offset + a.Length
-	if a.NBuffers > 0 {
-		n.cbuffers = unsafe.Slice((*uintptr)(abi.Pointer(a.Buffers)), a.NBuffers)
-	}
-	return nil
-}
-
-// checkCounts checks n_buffers and n_children against the type.
-func (n *node) checkCounts() error {
-	want, legacy := cBuffersOf(n.dt)
-	nb := int(n.a.NBuffers)
-	switch {
-	case want < 0 && nb < 2: // views: validity, views, [variadic...], sizes
-		return n.errorf("has %d buffers, want at least 2", nb)
-	case want >= 0 && nb != want && !(legacy && nb == want+1):
-		return n.errorf("has %d buffers, want %d", nb, want)
-	}
-	if nc := numChildFields(n.dt); int(n.a.NChildren) != nc {
-		return n.errorf("has %d children, want %d", n.a.NChildren, nc)
-	}
-	return nil
 }
 
 // cBuffersOf returns the n_buffers the C interface gives a storage type (-1:
