@@ -1,7 +1,6 @@
 package cdevice_test
 
 import (
-	"sync"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -85,43 +84,4 @@ func TestIdentityImportChecksType(t *testing.T) {
 			t.Errorf("got %v (%s), want the int32 values as date32", got, got.DataType())
 		}
 	})
-}
-
-func TestExportFieldKeepsNameAndFlags(t *testing.T) {
-	f := arrow.Field{Name: "price", Type: &arrow.Decimal128Type{Precision: 20, Scale: 4}, Nullable: false,
-		Metadata: arrow.NewMetadata([]string{"unit"}, []string{"EUR"})}
-	s := offHeap[abi.Schema](t)
-	if err := cdevice.ExportField(f, s); err != nil {
-		t.Fatal(err)
-	}
-	got, err := cdevice.ImportField(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !got.Equal(f) {
-		t.Errorf("got %v, want %v", got, f)
-	}
-}
-
-// Exports of one schema from many goroutines share its cached plan.
-func TestExportSchemaConcurrent(t *testing.T) {
-	sc := wideBatch(t).Schema()
-	var wg sync.WaitGroup
-	for range 8 {
-		wg.Go(func() {
-			for range 50 {
-				s := cdevice.New[abi.Schema]()
-				if err := cdevice.ExportSchema(sc, s); err != nil {
-					t.Error(err)
-				}
-				got, err := cdevice.ImportSchema(s)
-				cdevice.Free(s)
-				if err != nil || !got.Equal(sc) {
-					t.Errorf("got %v, %v", got, err)
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
 }
