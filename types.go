@@ -1,5 +1,8 @@
 package cdevice
 
+// How arrow-go types map onto the C interface: which buffers and children
+// of a type the C structs carry, and the bounds on their sizes.
+
 import (
 	"math"
 	"unsafe"

@@ -1,4 +1,4 @@
-package cdevice_test
+package abi_test
 
 import (
 	"reflect"
