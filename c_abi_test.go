@@ -484,7 +484,7 @@ var contentOnly = map[string]bool{
 // checkExportsReleased asserts that C released everything Go exported.
 func checkExportsReleased(t *testing.T, before int64) {
 	t.Helper()
-	if got := cdevice.LiveLeaks().Exports; got != before {
+	if got := cdevice.LiveLeaks().Exports(); got != before {
 		t.Errorf("%d exports live after C released them, want %d", got, before)
 	}
 }

@@ -156,7 +156,7 @@ func TestDeviceArrayWithoutBackend(t *testing.T) {
 		t.Errorf("ToHost: %v, want ErrNoDevice", err)
 	}
 	got.Release()
-	if l := cdevice.LiveLeaks(); l.Exports != 0 || l.Imports != 0 || l.DeviceArrays != 0 {
+	if l := cdevice.LiveLeaks(); l.Exports() != 0 || l.Imports() != 0 || l.DeviceArrays != 0 {
 		t.Errorf("after release: %s", l)
 	}
 

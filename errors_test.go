@@ -435,7 +435,7 @@ func TestErrorPaths(t *testing.T) {
 	}
 	before := cdevice.LiveLeaks()
 	testsupport.RunErrorCases(t, cases)
-	if l := cdevice.LiveLeaks(); l.Exports != before.Exports || l.Imports != before.Imports || l.DeviceArrays != before.DeviceArrays {
+	if l := cdevice.LiveLeaks(); l.Exports() != before.Exports() || l.Imports() != before.Imports() || l.DeviceArrays != before.DeviceArrays {
 		t.Errorf("held after the failed calls: %s (before: %s)", l, before)
 	}
 }

@@ -99,13 +99,13 @@ func ExampleLiveLeaks() {
 	if err := cdevice.ExportRecordBatch(rec, arr, nil); err != nil {
 		panic(err)
 	}
-	fmt.Println("exports while C holds it:", cdevice.LiveLeaks().Exports)
+	fmt.Println("exports while C holds it:", cdevice.LiveLeaks().Exports())
 	got, err := cdevice.ImportRecordBatchWithSchema(arr, rec.Schema())
 	if err != nil {
 		panic(err)
 	}
 	got.Release() // the import released the export; this releases the copy
-	fmt.Println("after release:", cdevice.LiveLeaks().Exports)
+	fmt.Println("after release:", cdevice.LiveLeaks().Exports())
 	// Output:
 	// exports while C holds it: 1
 	// after release: 0

@@ -160,7 +160,7 @@ func exportOf(privateData uintptr, parent *export) *export {
 func releaseExportedSchema(s *abi.Schema, parent *export) {
 	if s == nil || s.Release == 0 {
 		if s != nil {
-			doubleReleases.Add(1) // only a consumer calls a NULL release's saved pointer
+			leak.DoubleReleases.Add(1) // only a consumer calls a NULL release's saved pointer
 		}
 		return
 	}
@@ -406,7 +406,7 @@ func (f *schemaFiller) fill(out *abi.Schema) {
 func releaseExportedArray(a *abi.Array, parent *export) {
 	if a == nil || a.Release == 0 {
 		if a != nil {
-			doubleReleases.Add(1) // only a consumer calls a NULL release's saved pointer
+			leak.DoubleReleases.Add(1) // only a consumer calls a NULL release's saved pointer
 		}
 		return
 	}

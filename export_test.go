@@ -18,7 +18,7 @@ import (
 func TestExportToCInt32(t *testing.T) {
 	for _, withNulls := range []bool{false, true} {
 		t.Run(fmt.Sprintf("nulls=%v", withNulls), func(t *testing.T) {
-			before := cdevice.LiveLeaks().Exports
+			before := cdevice.LiveLeaks().Exports()
 			s, a := newC[abi.Schema](t), newC[abi.Array](t)
 			arr := wantInt32(100, withNulls)
 			err := cdevice.ExportArray(arr, a, s)
@@ -35,7 +35,7 @@ func TestExportToCInt32(t *testing.T) {
 }
 
 func TestExportToCUTF8(t *testing.T) {
-	before := cdevice.LiveLeaks().Exports
+	before := cdevice.LiveLeaks().Exports()
 	s, a := newC[abi.Schema](t), newC[abi.Array](t)
 	arr := wantUTF8(57)
 	err := cdevice.ExportArray(arr, a, s)
@@ -51,7 +51,7 @@ func TestExportToCUTF8(t *testing.T) {
 
 func TestExportToCRecordBatch(t *testing.T) {
 	const n = 41
-	before := cdevice.LiveLeaks().Exports
+	before := cdevice.LiveLeaks().Exports()
 	s, a := newC[abi.Schema](t), newC[abi.Array](t)
 	rb := wantRecordBatch(n)
 	err := cdevice.ExportRecordBatch(rb, a, s)
@@ -68,7 +68,7 @@ func TestExportToCRecordBatch(t *testing.T) {
 }
 
 func TestExportToCDeviceArray(t *testing.T) {
-	before := cdevice.LiveLeaks().Exports
+	before := cdevice.LiveLeaks().Exports()
 	s, da := newC[abi.Schema](t), newC[abi.DeviceArray](t)
 	arr := wantInt32(10, true)
 	err := cdevice.ExportDeviceArray(arr, da, s)
@@ -98,7 +98,7 @@ func TestExportMoveChild(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			before := cdevice.LiveLeaks().Exports
+			before := cdevice.LiveLeaks().Exports()
 			a, out := newC[abi.Array](t), newC[abi.Array](t)
 			sum := newC[abi.Array](t) // C memory for the int64 out-param
 			arr := c.build()

@@ -261,7 +261,7 @@ func TestFaultInjection(t *testing.T) {
 		t.Errorf("only %d fault points fired", points)
 	}
 	t.Logf("%d fault points fired across %d operations", points, len(ops))
-	if l := cdevice.LiveLeaks(); l.Exports != 0 || l.Imports != 0 || l.DeviceArrays != 0 {
+	if l := cdevice.LiveLeaks(); l.Exports() != 0 || l.Imports() != 0 || l.DeviceArrays != 0 {
 		t.Errorf("leaks after the faults: %s", l)
 	}
 }

@@ -519,7 +519,7 @@ func FuzzImportSchema(f *testing.F) {
 			testsupport.WantSentinel(t, "import", err, fzSentinels...)
 			return
 		}
-		if l := cdevice.LiveLeaks(); l.Imports != leaksBefore.Imports || l.Exports != leaksBefore.Exports {
+		if l := cdevice.LiveLeaks(); l.Imports() != leaksBefore.Imports() || l.Exports() != leaksBefore.Exports() {
 			t.Fatalf("leak counters moved: %s, before %s", l, leaksBefore)
 		}
 		if asSchema {
@@ -1044,8 +1044,8 @@ func FuzzImportArray(f *testing.F) {
 				t.Fatalf("node %d of %d released %d times, want %d (import error: %v)", i, len(counts), c, want, err)
 			}
 		}
-		if l := cdevice.LiveLeaks(); l.Imports != before.Imports {
-			t.Fatalf("imports live: %d, before %d", l.Imports, before.Imports)
+		if l := cdevice.LiveLeaks(); l.Imports() != before.Imports() {
+			t.Fatalf("imports live: %d, before %d", l.Imports(), before.Imports())
 		}
 	})
 }

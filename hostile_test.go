@@ -35,7 +35,7 @@ func hxNoLeaks(t *testing.T) {
 		if n := int64(live()); n != base {
 			t.Errorf("%d structs made by hostile.c left unreleased", n-base)
 		}
-		if l := cdevice.LiveLeaks(); l.Exports != before.Exports || l.Imports != before.Imports || l.CallbackPanics != before.CallbackPanics {
+		if l := cdevice.LiveLeaks(); l.Exports() != before.Exports() || l.Imports() != before.Imports() || l.CallbackPanics != before.CallbackPanics {
 			t.Errorf("held after the test: %s (before: %s)", l, before)
 		}
 	})
@@ -370,7 +370,7 @@ func TestHostileDoubleRelease(t *testing.T) {
 	}
 	t.Run("array", func(t *testing.T) {
 		hxNoLeaks(t)
-		exports, before := cdevice.LiveLeaks().Exports, doubles()
+		exports, before := cdevice.LiveLeaks().Exports(), doubles()
 		a := newC[abi.Array](t)
 		arr := wantStruct(10)
 		err := cdevice.ExportArray(arr, a, nil)
@@ -386,7 +386,7 @@ func TestHostileDoubleRelease(t *testing.T) {
 	})
 	t.Run("schema", func(t *testing.T) {
 		hxNoLeaks(t)
-		exports, before := cdevice.LiveLeaks().Exports, doubles()
+		exports, before := cdevice.LiveLeaks().Exports(), doubles()
 		s := newC[abi.Schema](t)
 		rb := wantRecordBatch(1)
 		defer rb.Release()
@@ -398,7 +398,7 @@ func TestHostileDoubleRelease(t *testing.T) {
 	})
 	t.Run("device_array", func(t *testing.T) {
 		hxNoLeaks(t)
-		exports, before := cdevice.LiveLeaks().Exports, doubles()
+		exports, before := cdevice.LiveLeaks().Exports(), doubles()
 		da := newC[abi.DeviceArray](t)
 		arr := wantInt32(10, true)
 		err := cdevice.ExportDeviceArray(arr, da, nil)
@@ -411,7 +411,7 @@ func TestHostileDoubleRelease(t *testing.T) {
 	})
 	t.Run("moved_child", func(t *testing.T) {
 		hxNoLeaks(t)
-		exports, before := cdevice.LiveLeaks().Exports, doubles()
+		exports, before := cdevice.LiveLeaks().Exports(), doubles()
 		a := newC[abi.Array](t)
 		arr := wantStruct(10)
 		err := cdevice.ExportArray(arr, a, nil)

@@ -29,7 +29,7 @@ func TestIdentityImportReturnsTheExport(t *testing.T) {
 		if !arr.Released() || !sch.Released() {
 			t.Error("identity import left its input unreleased")
 		}
-		if l := cdevice.LiveLeaks(); l.Exports != 0 {
+		if l := cdevice.LiveLeaks(); l.Exports() != 0 {
 			t.Errorf("the export is still live after an identity import: %s", l)
 		}
 	})

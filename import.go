@@ -435,10 +435,7 @@ func (imp *arrayImport) buffers(n *node, children []arrow.ArrayData) (bufs []*me
 		return imp.unionBuffers(n, children)
 	}
 	if n.cbuffers[0] == 0 {
-		if nulls > 0 {
-			return nil, 0, n.errorf("null_count %d without a validity bitmap", nulls)
-		}
-		nulls = 0
+		nulls = 0 // an unknown count (-1): visit refused a positive one without a bitmap
 	}
 	switch t := n.dt.(type) {
 	case *arrow.StructType:

@@ -3,20 +3,14 @@ package cdevice
 import (
 	"fmt"
 	"strings"
-	"sync/atomic"
 
 	"github.com/purearrow/cdevice/internal/ffi"
 	"github.com/purearrow/cdevice/internal/leak"
 )
 
-// doubleReleases counts release calls on exported structs already released.
-var doubleReleases atomic.Int64
-
 // Leaks describes what is still held across the C boundary, by kind.
 type Leaks struct {
-	// Exports is every exported object a consumer still holds: the sum of
-	// the six counts below it.
-	Exports         int64
+	// Exported objects a consumer still holds (Exports is their sum).
 	ExportedSchemas int64 // ArrowSchema trees (ExportSchema, ExportField, and those beside an array)
 	ExportedArrays  int64 // ArrowArray and ArrowDeviceArray trees (and async tasks' batches)
 	ExportedStreams int64 // ArrowArrayStream and ArrowDeviceArrayStream
@@ -24,9 +18,8 @@ type Leaks struct {
 	AsyncHandlers   int64 // ArrowAsyncDeviceStreamHandler structs handed to a C producer
 	DLPackExports   int64 // DLPack tensors whose deleter has not run
 
-	// Imports is every imported object whose producer's release (or
-	// deleter) has not been called: the sum of the three counts below it.
-	Imports         int64
+	// Imported objects whose producer's release (or deleter) has not been
+	// called (Imports is their sum).
 	ImportedArrays  int64 // ArrowArray and ArrowDeviceArray trees
 	ImportedStreams int64 // ArrowArrayStream and ArrowDeviceArrayStream
 	DLPackImports   int64 // DLPack tensors
@@ -72,13 +65,20 @@ func LiveLeaks() Leaks {
 		Handles:         ffi.LiveHandles(),
 		CAllocations:    ffi.LiveAllocations(),
 		CallbackPanics:  p,
-		DoubleReleases:  doubleReleases.Load(),
+		DoubleReleases:  leak.DoubleReleases.Load(),
 		StrayDeletes:    leak.StrayDLPackDeletes.Load(),
 	}
-	l.Exports = l.ExportedSchemas + l.ExportedArrays + l.ExportedStreams + l.AsyncProducers + l.AsyncHandlers + l.DLPackExports
-	l.Imports = l.ImportedArrays + l.ImportedStreams + l.DLPackImports
 	return l
 }
+
+// Exports is every exported object a consumer still holds.
+func (l Leaks) Exports() int64 {
+	return l.ExportedSchemas + l.ExportedArrays + l.ExportedStreams + l.AsyncProducers + l.AsyncHandlers + l.DLPackExports
+}
+
+// Imports is every imported object whose producer's release (or deleter)
+// has not been called.
+func (l Leaks) Imports() int64 { return l.ImportedArrays + l.ImportedStreams + l.DLPackImports }
 
 // Zero reports whether nothing is held and no callback panicked
 // (DoubleReleases and StrayDeletes aside).

@@ -110,7 +110,7 @@ func TestLeaksNameEveryKind(t *testing.T) {
 			if got := k.field(held) - k.field(before); got != 1 {
 				t.Errorf("%s: its counter rose by %d, want 1 (%s)", k.name, got, held)
 			}
-			if held.Exports+held.Imports+held.DeviceArrays <= before.Exports+before.Imports+before.DeviceArrays {
+			if held.Exports()+held.Imports()+held.DeviceArrays <= before.Exports()+before.Imports()+before.DeviceArrays {
 				t.Errorf("%s: not in Exports, Imports or DeviceArrays (%s)", k.name, held)
 			}
 			if !strings.Contains(held.String(), "=") {

@@ -134,7 +134,7 @@ func TestOpenCLImportContextBoundsEventWait(t *testing.T) {
 			if !arr.Array.Released() || !sch.Released() {
 				t.Error("a failed import did not release its input")
 			}
-			if got := cdevice.LiveLeaks(); got.Imports != before.Imports || got.DeviceArrays != before.DeviceArrays {
+			if got := cdevice.LiveLeaks(); got.Imports() != before.Imports() || got.DeviceArrays != before.DeviceArrays {
 				t.Errorf("held after the failed import: %s (before: %s)", got, before)
 			}
 		})
@@ -175,7 +175,7 @@ func TestOpenCLExportToC(t *testing.T) {
 			t.Errorf("sliced=%v: peer_arrow_consume = %d", sliced, r)
 		}
 	}
-	if l := cdevice.LiveLeaks(); l.Exports != 0 || l.DeviceArrays != 0 {
+	if l := cdevice.LiveLeaks(); l.Exports() != 0 || l.DeviceArrays != 0 {
 		t.Errorf("after the C consumer released: %s", l)
 	}
 	_ = device.CPU

@@ -85,7 +85,7 @@ func acNoLeaks(t *testing.T) {
 		var c int64
 		for range 50 {
 			l, c = cdevice.LiveLeaks(), acI64(t, "as_live")
-			if l.Exports == 0 && l.Imports == 0 && l.DeviceArrays == 0 && l.CAllocations == 0 && c == 0 {
+			if l.Exports() == 0 && l.Imports() == 0 && l.DeviceArrays == 0 && l.CAllocations == 0 && c == 0 {
 				return
 			}
 			runtime.GC()

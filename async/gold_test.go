@@ -108,7 +108,7 @@ func checkLeaks(tb testing.TB, base cdevice.Leaks) {
 	var l cdevice.Leaks
 	for range 50 {
 		l = cdevice.LiveLeaks()
-		if l.Exports <= base.Exports && l.Imports <= base.Imports && l.DeviceArrays <= base.DeviceArrays &&
+		if l.Exports() <= base.Exports() && l.Imports() <= base.Imports() && l.DeviceArrays <= base.DeviceArrays &&
 			l.Handles <= base.Handles && l.CAllocations <= base.CAllocations && l.CallbackPanics <= base.CallbackPanics {
 			return
 		}

@@ -46,7 +46,7 @@ func TestLeaksNameAsyncObjects(t *testing.T) {
 		}
 		t.Errorf("no %s made by %s among the leak sites:\n%s", kind, frame, strings.Join(cdevice.LeakSites(), "\n"))
 	}
-	if l := cdevice.LiveLeaks(); l.AsyncHandlers != before.AsyncHandlers+1 || l.Exports != before.Exports+1 {
+	if l := cdevice.LiveLeaks(); l.AsyncHandlers != before.AsyncHandlers+1 || l.Exports() != before.Exports()+1 {
 		t.Errorf("after NewHandler: %s", l)
 	}
 	wantSite("async handler", "async.NewHandler")

@@ -256,7 +256,7 @@ func FuzzImport(f *testing.F) {
 		if n := fzDeletes(ft.addr); n != 1 {
 			t.Fatalf("after release: deleter called %d times, want 1", n)
 		}
-		if l := cdevice.LiveLeaks(); l.DeviceArrays != before.DeviceArrays || l.Imports != before.Imports {
+		if l := cdevice.LiveLeaks(); l.DeviceArrays != before.DeviceArrays || l.Imports() != before.Imports() {
 			t.Fatalf("leak counters moved: %s, before %s", l, before)
 		}
 	})

@@ -69,7 +69,7 @@ func cstNoLeaks(t *testing.T) {
 		var c int64
 		for range 20 {
 			l, c = cdevice.LiveLeaks(), int64(live())
-			if l.Exports == 0 && l.Imports == 0 && l.DeviceArrays == 0 && c == 0 {
+			if l.Exports() == 0 && l.Imports() == 0 && l.DeviceArrays == 0 && c == 0 {
 				return
 			}
 			runtime.GC()

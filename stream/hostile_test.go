@@ -41,7 +41,7 @@ func hxNoLeaks(t *testing.T) {
 		var c int64
 		for range 20 {
 			l, c = cdevice.LiveLeaks(), int64(live())-base
-			if l.Exports == 0 && l.Imports == 0 && l.CallbackPanics == 0 && c == 0 {
+			if l.Exports() == 0 && l.Imports() == 0 && l.CallbackPanics == 0 && c == 0 {
 				return
 			}
 			runtime.GC()
@@ -334,7 +334,7 @@ func TestHostileStreamConsumer(t *testing.T) {
 	if !s.Released() {
 		t.Error("the stream is not marked released")
 	}
-	if l := cdevice.LiveLeaks(); l.Exports != 0 || l.CallbackPanics != 0 {
+	if l := cdevice.LiveLeaks(); l.Exports() != 0 || l.CallbackPanics != 0 {
 		t.Errorf("after the consumer: %s", l)
 	}
 }

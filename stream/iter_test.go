@@ -130,7 +130,7 @@ func checkNoLeaks(t *testing.T) {
 	t.Helper()
 	var l cdevice.Leaks
 	for range 20 {
-		if l = cdevice.LiveLeaks(); l.Exports == 0 && l.Imports == 0 {
+		if l = cdevice.LiveLeaks(); l.Exports() == 0 && l.Imports() == 0 {
 			return
 		}
 		runtime.GC()

@@ -37,10 +37,11 @@ func (k Kind) String() string { return kindNames[k] }
 
 var counts [NumKinds]atomic.Int64
 
-// StrayDLPackDeletes counts calls of the deleter of our DLPack exports on
-// a struct whose deleter already ran (or that is not ours): a consumer's
-// bug, ignored. It is a history, not a live count.
-var StrayDLPackDeletes atomic.Int64
+// Histories of a consumer's bugs made harmless, not live counts: calls of
+// the release of an ArrowSchema or ArrowArray we exported on a struct
+// already released, and calls of the deleter of our DLPack exports on a
+// struct whose deleter already ran (or that is not ours).
+var DoubleReleases, StrayDLPackDeletes atomic.Int64
 
 // Count returns the number of live objects of kind k.
 func Count(k Kind) int64 { return counts[k].Load() }
