@@ -629,15 +629,17 @@ func (v *validator) decimals(l *vlevel, t arrow.DecimalType) error {
 		}
 	case 128:
 		pow := decimal128.GetScaleMultiplier(int(prec))
+		neg := pow.Negate()
 		inRange = func(x []byte) bool {
 			v := decimal128.New(int64(ne.Uint64(x[8:])), ne.Uint64(x))
-			return v.Less(pow) && pow.Negate().Less(v)
+			return v.Less(pow) && neg.Less(v)
 		}
 	default:
 		pow := decimal256.GetScaleMultiplier(int(prec))
+		neg := pow.Negate()
 		inRange = func(x []byte) bool {
 			v := decimal256.New(ne.Uint64(x[24:]), ne.Uint64(x[16:]), ne.Uint64(x[8:]), ne.Uint64(x))
-			return v.Less(pow) && pow.Negate().Less(v)
+			return v.Less(pow) && neg.Less(v)
 		}
 	}
 	b := l.buf(1)

@@ -21,12 +21,6 @@ type unknownType struct{ arrow.NullType }
 
 func (*unknownType) ID() arrow.Type { return arrow.Type(250) }
 
-func canceledCtx() context.Context {
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	return ctx
-}
-
 // idleHandler is a Handler that no producer drives; at the end of the
 // test it is released as a producer would release it, and closed.
 func idleHandler(t *testing.T) *async.Handler {
@@ -119,21 +113,21 @@ func TestErrorPaths(t *testing.T) {
 			return err
 		}),
 		testsupport.Case("Handler.Schema/canceled", context.Canceled, func(t *testing.T) error {
-			_, err := idleHandler(t).Schema(canceledCtx())
+			_, err := idleHandler(t).Schema(testsupport.CanceledContext())
 			return err
 		}),
 		testsupport.Case("Handler.Next/canceled", context.Canceled, func(t *testing.T) error {
-			_, err := idleHandler(t).Next(canceledCtx())
+			_, err := idleHandler(t).Next(testsupport.CanceledContext())
 			return err
 		}),
 		testsupport.Case("Handler.All/canceled", context.Canceled, func(t *testing.T) error {
-			for _, err := range idleHandler(t).All(canceledCtx()) {
+			for _, err := range idleHandler(t).All(testsupport.CanceledContext()) {
 				return err
 			}
 			return nil
 		}),
 		testsupport.Case("Handler.Close/canceled", context.Canceled, func(t *testing.T) error {
-			return idleHandler(t).Close(canceledCtx())
+			return idleHandler(t).Close(testsupport.CanceledContext())
 		}),
 		// Produce, driving a Handler or hostile.c's C handler.
 		testsupport.Case("Produce/nil handler", cdevice.ErrInvalid, func(t *testing.T) error {
@@ -165,7 +159,7 @@ func TestErrorPaths(t *testing.T) {
 		}),
 		testsupport.Case("Produce/canceled", context.Canceled, func(t *testing.T) error {
 			produced, read := goPair(t, func(ctx context.Context, h *abi.AsyncDeviceStreamHandler) error {
-				return async.Produce(canceledCtx(), acSchema, abi.DeviceCPU, acSource(ctx, 2, 2, nil), h)
+				return async.Produce(testsupport.CanceledContext(), acSchema, abi.DeviceCPU, acSource(ctx, 2, 2, nil), h)
 			})
 			testsupport.WantError(t, "the handler's side", read, cdevice.ErrProducer)
 			return produced

@@ -230,7 +230,7 @@ func (h *Handler) callProducer(cancel bool, f func(p *abi.AsyncProducer, pp uint
 	h.calling.RLock()
 	defer h.calling.RUnlock()
 	h.mu.Lock()
-	if h.producer == 0 || h.ended || h.released || (h.cancelled && !cancel) {
+	if h.producer == 0 || h.ended || (h.cancelled && !cancel) { // release zeroes producer
 		h.mu.Unlock()
 		return
 	}

@@ -133,14 +133,20 @@ func (p *producer) newTask(b *cdevice.DeviceRecordBatch) ffi.Handle {
 	return ffi.NewHandle(&task{b: b, p: p, leak: leak.Track(leak.ExportedArray)})
 }
 
+// finish gives back what a task held once it is extracted or dropped: its
+// batch (an export holds its own reference) and, last, its reference to
+// the producer, which may free the producer.
+func (k *task) finish() {
+	k.leak.Done()
+	k.b.Release()
+	k.p.unref()
+}
+
 // dropTask takes back a task the consumer refused, unless it extracted
 // it after all.
 func dropTask(th ffi.Handle) {
 	if v, ok := th.Delete(); ok {
-		k := v.(*task)
-		k.leak.Done()
-		k.b.Release()
-		k.p.unref()
+		v.(*task).finish()
 	}
 }
 
@@ -152,9 +158,7 @@ func extract(t *abi.AsyncTask, out uintptr) uintptr {
 		return errno.EINVAL // a second call, or not our task
 	}
 	t.PrivateData = 0
-	k.leak.Done()
-	defer k.p.unref()   // last: it may free the producer
-	defer k.b.Release() // an export holds its own reference
+	defer k.finish()
 	if out == 0 {
 		return 0
 	}

@@ -202,7 +202,7 @@ func reason(name string, err error) string {
 
 // rank orders devices for the automatic default; -1 is never picked.
 func rank(d *DeviceReport) int {
-	if c, ok := d.Device.(hostProcessor); ok && c.IsCPU() {
+	if onHostCPU(d) {
 		return -1
 	}
 	switch d.Type {
@@ -223,13 +223,19 @@ func rank(d *DeviceReport) int {
 // CPU device cannot, and copies at a fraction of its speed.
 type hostProcessor interface{ IsCPU() bool }
 
+func onHostCPU(d *DeviceReport) bool {
+	c, ok := d.Device.(hostProcessor)
+	return ok && c.IsCPU()
+}
+
 func pick(backends []BackendReport) (device.Device, string) {
 	var best *DeviceReport
+	bestRank := -1
 	for i := range backends {
 		for j := range backends[i].Devices {
 			d := &backends[i].Devices[j]
-			if r := rank(d); r >= 0 && (best == nil || r < rank(best)) {
-				best = d
+			if r := rank(d); r >= 0 && (best == nil || r < bestRank) {
+				best, bestRank = d, r
 			}
 		}
 	}
@@ -248,7 +254,7 @@ func pick(backends []BackendReport) (device.Device, string) {
 	switch {
 	case best == nil:
 		return device.CPU, "no GPU: " + strings.Join(why, "; ")
-	case rank(best) < 3:
+	case bestRank < 3:
 		return best.Device, fmt.Sprintf("first GPU: %s (%s)", best.Spec(), best.Name)
 	}
 	return best.Device, fmt.Sprintf("no CUDA or HIP GPU (%s); first OpenCL device: %s (%s)",
@@ -259,9 +265,9 @@ func pick(backends []BackendReport) (device.Device, string) {
 // processors, which one can still name, or host memory.
 func notPicked(devs []DeviceReport) string {
 	var cpus []string
-	for _, d := range devs {
-		if c, ok := d.Device.(hostProcessor); ok && c.IsCPU() {
-			cpus = append(cpus, d.Spec())
+	for i := range devs {
+		if onHostCPU(&devs[i]) {
+			cpus = append(cpus, devs[i].Spec())
 		}
 	}
 	if len(cpus) > 0 {

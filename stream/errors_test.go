@@ -89,12 +89,6 @@ func corruptReader(t *testing.T) array.RecordReader {
 	return rdr
 }
 
-func canceledCtx() context.Context {
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	return ctx
-}
-
 // TestErrorPaths drives every exported function of the package into
 // failure (bad arguments, released streams, producers that fail or lie,
 // contexts done) and checks that each error wraps its path's documented
@@ -147,7 +141,7 @@ func TestErrorPaths(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer r.Release()
-			for _, err := range r.All(canceledCtx()) {
+			for _, err := range r.All(testsupport.CanceledContext()) {
 				return err
 			}
 			return nil
@@ -170,7 +164,7 @@ func TestErrorPaths(t *testing.T) {
 			return deviceErr(ctx, hxDeviceStream(t, 0, 0), stream.WithMaxEmptyBatches(3))
 		}),
 		testsupport.Case("DeviceReader.Next/canceled", context.Canceled, func(t *testing.T) error {
-			return deviceErr(canceledCtx(), cpuDeviceStream(t, 3, cstNever))
+			return deviceErr(testsupport.CanceledContext(), cpuDeviceStream(t, 3, cstNever))
 		}),
 		testsupport.Case("DeviceReader.HostRecords/canceled", context.Canceled, func(t *testing.T) error {
 			r, err := stream.ImportDeviceStream(cpuDeviceStream(t, 3, cstNever))
@@ -178,7 +172,7 @@ func TestErrorPaths(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer r.Release()
-			for _, err := range r.HostRecords(canceledCtx()) {
+			for _, err := range r.HostRecords(testsupport.CanceledContext()) {
 				return err
 			}
 			return nil
@@ -211,7 +205,7 @@ func TestErrorPaths(t *testing.T) {
 			s := cstNew[abi.DeviceArrayStream](t)
 			rdr := cstReader(t, cstBatches(t, 2, 3, 0))
 			defer rdr.Release()
-			if err := stream.ExportReaderToDevice(canceledCtx(), rdr, device.CPU, s); err != nil {
+			if err := stream.ExportReaderToDevice(testsupport.CanceledContext(), rdr, device.CPU, s); err != nil {
 				t.Fatal(err)
 			}
 			return deviceErr(ctx, s)

@@ -110,9 +110,9 @@ func (c *cstream) releaseC() {
 // on in the background holding a reference to the stream (its structs stay
 // valid, and the producer's release waits for it); what it produces is then
 // given to discard. A ctx that can never be done costs nothing.
-func bounded[T any](ctx context.Context, c *cstream, free func(), read func() (T, error), discard func(T)) (T, error) {
+func bounded[T any](ctx context.Context, c *cstream, free func(), read func(context.Context) (T, error), discard func(T)) (T, error) {
 	if ctx.Done() == nil {
-		return read()
+		return read(ctx)
 	}
 	type result struct {
 		v   T
@@ -126,7 +126,7 @@ func bounded[T any](ctx context.Context, c *cstream, free func(), read func() (T
 		}
 	}
 	go func() {
-		v, err := read()
+		v, err := read(ctx)
 		done <- result{v, err}
 	}()
 	select {
@@ -209,7 +209,8 @@ func (r *Reader) next(ctx context.Context) bool {
 	return true
 }
 
-func (r *Reader) read() (arrow.RecordBatch, error) {
+// read reads a batch (a host stream has no event for a ctx to bound).
+func (r *Reader) read(context.Context) (arrow.RecordBatch, error) {
 	if e := r.c.direct; e != nil {
 		e.mu.Lock()
 		defer e.mu.Unlock()
@@ -342,8 +343,7 @@ func (r *DeviceReader) Next(ctx context.Context) (*cdevice.DeviceRecordBatch, er
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	read := func() (*cdevice.DeviceRecordBatch, error) { return r.read(ctx) }
-	b, err := bounded(ctx, &r.c, r.free, read, (*cdevice.DeviceRecordBatch).Release)
+	b, err := bounded(ctx, &r.c, r.free, r.read, (*cdevice.DeviceRecordBatch).Release)
 	if err == nil {
 		if err = r.c.checkEmpty(b.Length); err != nil {
 			b.Release()

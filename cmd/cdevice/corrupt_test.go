@@ -8,7 +8,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"runtime/metrics"
 	"slices"
 	"strings"
@@ -47,14 +46,7 @@ func inspectChecked(t testing.TB, path, what string) int {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
 	code := -1
-	func() {
-		defer func() {
-			if p := recover(); p != nil {
-				t.Fatalf("%s: inspect panicked: %v\n%s", what, p, debug.Stack())
-			}
-		}()
-		code = inspect([]string{path}, &stdout, &stderr)
-	}()
+	testsupport.NoPanic(t, what+": inspect", func() { code = inspect([]string{path}, &stdout, &stderr) })
 	switch {
 	case code == exitOK && strings.Contains(stdout.String(), "ArrowSchema tree") && stderr.Len() == 0:
 	case code == exitFail && stdout.Len() == 0 && strings.HasPrefix(stderr.String(), "cdevice inspect: "+path) &&

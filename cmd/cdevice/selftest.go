@@ -528,13 +528,7 @@ func sameBatch(want, got arrow.RecordBatch, validate bool) error {
 	return fmt.Errorf("values differ in %d columns: %s", len(diffs), strings.Join(diffs, "; "))
 }
 
-func clip(a arrow.Array) string {
-	s := strings.ReplaceAll(a.String(), "\n", " ")
-	if len(s) > 200 {
-		s = s[:200] + "…"
-	}
-	return s
-}
+func clip(a arrow.Array) string { return shorten(strings.ReplaceAll(a.String(), "\n", " "), 201) }
 
 func joinInts(ns []int64) string {
 	s := make([]string, len(ns))

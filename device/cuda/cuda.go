@@ -34,9 +34,7 @@ const EnvLibrary = "CDEVICE_CUDA_LIBRARY"
 // Backend is the CUDA runtime; it registers itself with package device, and
 // its probe registers the devices it finds. Its Probe returns, even with an
 // error, the Info.Library and Info.Version of a library it did load.
-var Backend device.Backend = newBackend()
-
-func newBackend() device.Backend { return gpurt.Register(&table, platformCandidates) }
+var Backend device.Backend = gpurt.Register(&table, platformCandidates)
 
 // Values from CUDA's driver_types.h and cuda_runtime_api.h.
 const (

@@ -74,7 +74,13 @@ func (d *Device) Platform() uintptr { return d.platform }
 
 // HostAccessible is true only for SVM on a CPU device: there the SVM pointer
 // is ordinary host memory.
-func (d *Device) HostAccessible() bool { return d.svm && d.clType&clDeviceTypeCPU != 0 }
+func (d *Device) HostAccessible() bool { return d.svm && d.IsCPU() }
+
+// IsCPU reports whether the device is a CL_DEVICE_TYPE_CPU device: OpenCL
+// run on the host's own processors (PoCL's pthread device, for one). Its
+// copies go through the OpenCL runtime at a fraction of the speed of the
+// CPU device's, so the loader does not make it the default on its own.
+func (d *Device) IsCPU() bool { return d.clType&clDeviceTypeCPU != 0 }
 
 // MemoryInfo reports CL_DEVICE_GLOBAL_MEM_SIZE as total and, since OpenCL
 // cannot tell free memory, as free too.

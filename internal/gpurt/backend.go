@@ -175,10 +175,7 @@ func (b *Backend) probe() error {
 	}
 	for _, g := range b.gpus {
 		for k := range t.Kinds {
-			var d device.Device = &Device{g: g, kind: k}
-			if t.Wrap != nil {
-				d = t.Wrap(d.(*Device))
-			}
+			d := t.Wrap(&Device{g: g, kind: k})
 			b.info.Devices = append(b.info.Devices, d)
 			if b.register {
 				device.Register(d)

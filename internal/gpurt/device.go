@@ -334,18 +334,9 @@ func (d *Device) waitEvent(ctx context.Context, syncEvent uintptr, stream *uintp
 	if stream != nil {
 		return d.g.on(func() error { return d.g.r.Call(StreamWaitEvent, *stream, ev, 0) })
 	}
-	return hostwait.Until(ctx, func() (bool, error) {
-		code := 0
-		err := d.g.on(func() error { code = d.g.r.Status(EventQuery, ev); return nil })
-		switch {
-		case err != nil:
-			return false, err
-		case code == d.g.r.t.Codes.NotReady:
-			return false, nil
-		case code != 0:
-			return false, d.g.r.Error(d.g.r.fn[EventQuery].name, code)
-		}
-		return true, nil
+	return hostwait.Until(ctx, func() (ready bool, err error) {
+		err = d.g.on(func() error { ready, err = d.g.r.Ready(EventQuery, ev); return err })
+		return ready, err
 	}, func() error { return d.g.on(func() error { return d.g.r.Call(EventSynchronize, ev) }) })
 }
 

@@ -80,19 +80,29 @@ func contains(s []string, x string) bool {
 // code is a *device.RuntimeError with the runtime's own message.
 func (r *Runtime) Call(op Op, args ...uintptr) error { return r.call(r.fn[op], args...) }
 
-// Status calls op and returns its code as it is, for calls whose non-zero
-// codes are answers rather than failures (EventQuery's NotReady).
-func (r *Runtime) Status(op Op, args ...uintptr) int {
-	return int(int32(ffi.Call(r.fn[op].fn, args...)))
+// Ready calls op, a query whose NotReady code is an answer rather than a
+// failure (EventQuery): true when done, false while the work runs.
+func (r *Runtime) Ready(op Op, args ...uintptr) (bool, error) {
+	switch code := code(r.fn[op], args...); code {
+	case 0:
+		return true, nil
+	case r.t.Codes.NotReady:
+		return false, nil
+	default:
+		return false, r.Error(r.fn[op].name, code)
+	}
 }
 
 func (r *Runtime) call(s symbol, args ...uintptr) error {
-	// The error type is a C enum (int): only the low 32 bits are defined.
-	if code := int32(ffi.Call(s.fn, args...)); code != 0 {
-		return r.Error(s.name, int(code))
+	if code := code(s, args...); code != 0 {
+		return r.Error(s.name, code)
 	}
 	return nil
 }
+
+// code calls s for its cudaError_t / hipError_t, a C enum (int): only the
+// low 32 bits are defined.
+func code(s symbol, args ...uintptr) int { return int(int32(ffi.Call(s.fn, args...))) }
 
 // Error is the RuntimeError of call failing with code: the runtime's
 // description, or its name for the code where it has no description.

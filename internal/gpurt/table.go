@@ -113,7 +113,7 @@ type Table struct {
 	// Wrap returns the runtime package's Device around d: what a probe
 	// lists and registers, a type of the package's own with its methods
 	// documented in the runtime's names (internal/gpurt/gpurtgen writes
-	// them). nil: d itself.
+	// them). Required.
 	Wrap func(d *Device) device.Device
 }
 

@@ -126,3 +126,11 @@ func RunErrorCases(t *testing.T, cases []ErrorCase) {
 		})
 	}
 }
+
+// CanceledContext is a context already canceled: the error path of a call
+// that takes one.
+func CanceledContext() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return ctx
+}

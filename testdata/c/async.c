@@ -647,15 +647,20 @@ struct as_consumer {
  * (on_schema's own request call excepted). */
 static __thread struct as_consumer *as_tls_calling;
 
+/* as_record_problem counts a breach and keeps the first one's text. */
+static void as_record_problem(int64_t *n, char *buf, size_t cap, const char *fmt, va_list ap)
+{
+	if ((*n)++ == 0)
+		vsnprintf(buf, cap, fmt, ap);
+}
+
 /* as_cproblem records a breach; c->mu held. */
 static void as_cproblem(struct as_consumer *c, const char *fmt, ...)
 {
 	va_list ap;
-	if (c->problems++ == 0) {
-		va_start(ap, fmt);
-		vsnprintf(c->problem, sizeof c->problem, fmt, ap);
-		va_end(ap);
-	}
+	va_start(ap, fmt);
+	as_record_problem(&c->problems, c->problem, sizeof c->problem, fmt, ap);
+	va_end(ap);
 }
 
 /* as_enter/as_leave bracket every handler callback (c->mu not held). */
@@ -1050,8 +1055,6 @@ static int as_consumer_settled(const struct as_consumer *c)
 	return c->releases > 0 && c->qlen == 0 && c->busy == 0 && c->in_calls == 0;
 }
 
-/* as_consumer_wait waits up to timeout_ms for release and for the workers to
- * finish every task; 0, or ETIMEDOUT. */
 /* as_wait_until waits on cv under mu, up to timeout_ms, until done(arg);
  * 0, or ETIMEDOUT. */
 static int as_wait_until(pthread_mutex_t *mu, pthread_cond_t *cv, int (*done)(const void *), const void *arg,
@@ -1087,6 +1090,8 @@ static int64_t as_locked_get(pthread_mutex_t *mu, const int64_t *field)
 
 static int as_consumer_settled_arg(const void *c) { return as_consumer_settled(c); }
 
+/* as_consumer_wait waits up to timeout_ms for release and for the workers to
+ * finish every task; 0, or ETIMEDOUT. */
 int as_consumer_wait(struct as_consumer *c, intptr_t timeout_ms)
 {
 	return as_wait_until(&c->mu, &c->done_cv, as_consumer_settled_arg, c, timeout_ms);
@@ -1185,11 +1190,9 @@ struct as_late {
 static void as_lproblem(struct as_late *c, const char *fmt, ...)
 {
 	va_list ap;
-	if (c->problems++ == 0) {
-		va_start(ap, fmt);
-		vsnprintf(c->problem, sizeof c->problem, fmt, ap);
-		va_end(ap);
-	}
+	va_start(ap, fmt);
+	as_record_problem(&c->problems, c->problem, sizeof c->problem, fmt, ap);
+	va_end(ap);
 }
 
 static struct as_late *as_late_of(struct ArrowAsyncDeviceStreamHandler *h) { return h->private_data; }
