@@ -247,7 +247,7 @@ func export(a *cdevice.DeviceArray, versioned bool, opts []ExportOption) (unsafe
 	block, err := ffi.Calloc(hdr + 16*uintptr(ndim))
 	if err != nil {
 		src.Release()
-		return nil, wrapf(cdevice.ErrRuntime, "dlpack: %v", err)
+		return nil, fmt.Errorf("%w: dlpack: %w", cdevice.ErrRuntime, err) // keeps the allocator's error in the chain
 	}
 	shape := unsafe.Slice((*int64)(unsafe.Add(block, hdr)), ndim)
 	strides := unsafe.Slice((*int64)(unsafe.Add(block, hdr+8*uintptr(ndim))), ndim)
