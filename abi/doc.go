@@ -5,8 +5,10 @@
 // offset the C compiler gives it on each supported architecture (asserted by
 // layout_test.go against gcc's answers). Pointer fields are uintptr: the memory they
 // point at belongs to C (or is pinned Go memory), so the Go garbage collector
-// must not look at it. The accessor methods turn them into Go pointers for
-// reading.
+// must not look at it. The accessor methods (Child, Buffer, At) turn them into
+// Go pointers for reading; Pointer does it for any other field (a format or
+// name string, private_data) without the conversion go vet's unsafeptr check
+// reports.
 //
 // A struct that C may keep after a call returns must not live on the Go heap
 // unless it is pinned; the cdevice package offers off-heap allocation for that

@@ -21,3 +21,11 @@ func ExampleAt() {
 	fmt.Println(abi.At[abi.ArrayStream](p) == &s, abi.At[abi.ArrayStream](0) == nil)
 	// Output: true true
 }
+
+// Pointer follows any other address field, here the schema's C string.
+func ExamplePointer() {
+	format := []byte("i\x00") // stands for a C library's string
+	s := abi.Schema{Format: uintptr(unsafe.Pointer(&format[0]))}
+	fmt.Println(unsafe.String((*byte)(abi.Pointer(s.Format)), 1))
+	// Output: i
+}
