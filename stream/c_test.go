@@ -368,6 +368,30 @@ func TestCProducerEarlyStop(t *testing.T) {
 		kept.Release()
 		cstWantLive(t, 0, "after the kept batch's Release")
 	})
+	// A reader dropped without Release gives the stream back when
+	// collected, as arrow-go's cdata readers do.
+	t.Run("collected", func(t *testing.T) {
+		cstNoLeaks(t)
+		func() {
+			r := cstImport(t, cstMakeStream(t, 10, rows, false, -1, false))
+			for r.Next() { // to the end: no current batch is left to hold
+			}
+			if r.Err() != nil {
+				t.Fatal(r.Err())
+			}
+		}()
+		if cstLive(t) == 0 {
+			t.Fatal("the stream was released before the reader was collected")
+		}
+		for i := 0; i < 50 && cstLive(t) != 0; i++ {
+			runtime.GC()
+			time.Sleep(10 * time.Millisecond)
+		}
+		cstWantLive(t, 0, "after the unreleased reader was collected")
+		if n := cdevice.LiveLeaks().ImportedStreams; n != 0 {
+			t.Errorf("%d imported streams live after collection", n)
+		}
+	})
 	t.Run("break", func(t *testing.T) {
 		cstNoLeaks(t)
 		r := cstImport(t, cstMakeStream(t, 10, rows, false, -1, false))

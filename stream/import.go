@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"iter"
+	"runtime"
 	"sync/atomic"
 	"unsafe"
 
@@ -155,6 +156,24 @@ type Reader struct {
 	cur  arrow.RecordBatch
 	err  error
 	done bool
+	gc   runtime.Cleanup
+}
+
+// An orphan is the C side of a Reader that became unreachable before its
+// last Release: arrow-go's cdata readers release their stream when
+// collected, and code written for them may rely on it.
+type orphan struct {
+	release uintptr
+	own     *abi.ArrayStream
+	out     *abi.Array
+	leak    leak.Object
+}
+
+func (o orphan) collect() {
+	ffi.Call(o.release, uintptr(unsafe.Pointer(o.own)))
+	o.leak.Done()
+	cdevice.Free(o.own)
+	cdevice.Free(o.out)
 }
 
 // ImportReader imports an ArrowArrayStream: the schema now (get_schema), the
@@ -176,6 +195,7 @@ func ImportReader(s *abi.ArrayStream, opts ...Option) (*Reader, error) {
 		r.free()
 		return nil, err
 	}
+	r.gc = runtime.AddCleanup(r, orphan.collect, orphan{r.c.release, r.own, r.out, r.c.leak})
 	return r, nil
 }
 
@@ -248,7 +268,9 @@ func (r *Reader) Err() error { return r.err }
 func (r *Reader) Retain() { r.c.retain() }
 
 // Release drops a reference; the last releases the current batch and the C
-// stream. Batches retained by the caller stay valid.
+// stream. Batches retained by the caller stay valid. A Reader that becomes
+// unreachable first releases the C stream when the garbage collector finds
+// it (call Release: when the collector runs is not known).
 func (r *Reader) Release() {
 	cur := r.cur
 	if r.c.drop() {
@@ -267,6 +289,7 @@ func releaseBatch(rb arrow.RecordBatch) {
 }
 
 func (r *Reader) free() {
+	r.gc.Stop()
 	cdevice.Free(r.own)
 	cdevice.Free(r.out)
 }
