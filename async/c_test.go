@@ -264,6 +264,41 @@ func TestCProducerToHandler(t *testing.T) {
 	}
 }
 
+// A handler in a struct of the caller's (WithHandlerStruct), driven by the
+// C producer from its threads: at release the struct reads released and is
+// still the caller's to free.
+func TestCProducerToHandlerStruct(t *testing.T) {
+	const batches, rows = 12, 5
+	for _, threads := range []int{1, 4} {
+		t.Run(fmt.Sprintf("threads=%d", threads), func(t *testing.T) {
+			hc := cdevice.New[abi.AsyncDeviceStreamHandler]()
+			defer cdevice.Free(hc) // before acNoLeaks' check, a cleanup
+			ctx, h := acHandler(t, async.WithQueueDepth(4), async.WithHandlerStruct(hc))
+			if h.C() != hc {
+				t.Fatalf("C() = %p, want the caller's struct %p", h.C(), hc)
+			}
+			acProduce(t, h, batches, rows, threads, -1, false)
+			n := 0
+			for b, err := range h.All(ctx) {
+				if err != nil {
+					t.Fatalf("after %d batches: %v", n, err)
+				}
+				acCheckBatch(t, ctx, n, rows, b)
+				n++
+			}
+			if n != batches {
+				t.Errorf("%d batches, want %d", n, batches)
+			}
+			acWaitDone(t, h)
+			if hc.Release != 0 || hc.PrivateData != 0 {
+				t.Errorf("after release the struct reads release %#x, private_data %#x; want 0, 0", hc.Release, hc.PrivateData)
+			}
+			acClose(t, h)
+			acFn(t, "as_wait")()
+		})
+	}
+}
+
 // A schema the handler cannot import: on_schema returns non-zero, and the
 // producer then only calls release (no on_error, no tasks).
 func TestCProducerSchemaRejected(t *testing.T) {
@@ -475,7 +510,7 @@ func TestProduceToCConsumer(t *testing.T) {
 				defer cancel()
 				c := acNewConsumer(t, chunk, -1, workers)
 				made := 0
-				if err := async.Produce(ctx, acSchema, abi.DeviceCPU, acSource(ctx, batches, rows, &made), c.handler(), acMD(batches)); err != nil {
+				if err := async.Produce(ctx, acSchema, abi.DeviceCPU, asBatches(acSource(ctx, batches, rows, &made)), c.handler(), acMD(batches)); err != nil {
 					t.Errorf("Produce: %v", err)
 				}
 				c.wait()
@@ -512,7 +547,7 @@ func TestProduceToCConsumerCancel(t *testing.T) {
 				defer cancel()
 				c := acNewConsumer(t, chunk, k, workers)
 				made := 0
-				if err := async.Produce(ctx, acSchema, abi.DeviceCPU, acSource(ctx, batches, rows, &made), c.handler()); err != nil {
+				if err := async.Produce(ctx, acSchema, abi.DeviceCPU, asBatches(acSource(ctx, batches, rows, &made)), c.handler()); err != nil {
 					t.Errorf("Produce after the consumer cancelled: %v, want nil", err)
 				}
 				c.wait()
@@ -554,7 +589,7 @@ func TestProduceToCConsumerRefuses(t *testing.T) {
 				defer cancel()
 				cc := acNewConsumer(t, 2, -1, workers)
 				c.setup(cc)
-				err := async.Produce(ctx, acSchema, abi.DeviceCPU, acSource(ctx, batches, rows, nil), cc.handler())
+				err := async.Produce(ctx, acSchema, abi.DeviceCPU, asBatches(acSource(ctx, batches, rows, nil)), cc.handler())
 				var ce *async.ConsumerError
 				if !errors.Is(err, async.ErrConsumer) || !errors.As(err, &ce) {
 					t.Fatalf("Produce: %v (%T), want a *ConsumerError wrapping ErrConsumer", err, err)
@@ -586,7 +621,7 @@ func TestProduceToCConsumerBadRequest(t *testing.T) {
 			c := acNewConsumer(t, 4, -1, workers)
 			acFn(t, "as_consumer_request_bad")(c.c)
 			made := 0
-			err := async.Produce(ctx, acSchema, abi.DeviceCPU, acSource(ctx, 10, 3, &made), c.handler())
+			err := async.Produce(ctx, acSchema, abi.DeviceCPU, asBatches(acSource(ctx, 10, 3, &made)), c.handler())
 			if err == nil {
 				t.Error("Produce returned nil after request(0)")
 			}
@@ -635,7 +670,7 @@ func TestProduceToLateConsumer(t *testing.T) {
 						i64 := func(name string) int64 { return acI64(t, name, c) }
 						ctx, cancel := context.WithTimeout(context.Background(), acTimeout)
 						hc := (*abi.AsyncDeviceStreamHandler)(abi.Pointer(acFn(t, "as_late_handler")(c)))
-						err := async.Produce(ctx, acSchema, abi.DeviceCPU, acSource(ctx, batches, rows, nil), hc)
+						err := async.Produce(ctx, acSchema, abi.DeviceCPU, asBatches(acSource(ctx, batches, rows, nil)), hc)
 						cancel()
 						if err != nil {
 							t.Errorf("Produce: %v", err)

@@ -166,6 +166,64 @@ func TestInteropProduceToArrowGoHandler(t *testing.T) {
 	})
 }
 
+// TestInteropTaskMetadataToArrowGoHandler: each batch's Metadata, which
+// Produce passes to on_next_task, reaches arrow-go's handler as its
+// message's AdditionalMetadata.
+func TestInteropTaskMetadataToArrowGoHandler(t *testing.T) {
+	interopForEach(t, 5, func(t *testing.T, ctx context.Context, depth, batches int) {
+		hc := cdevice.New[abi.AsyncDeviceStreamHandler]()
+		defer cdevice.Free(hc)
+		ch := cdata.CreateAsyncDeviceStreamHandler(ctx, uint64(depth), (*cdata.CArrowAsyncDeviceStreamHandler)(unsafe.Pointer(hc)))
+		src := func(yield func(async.Batch, error) bool) {
+			for b := range batches {
+				rec := acBatch(b, interopRows)
+				db, err := cdevice.CopyRecordBatchToDevice(ctx, rec, device.CPU)
+				rec.Release()
+				md := arrow.NewMetadata([]string{"batch"}, []string{strconv.Itoa(b)})
+				if !yield(async.Batch{DeviceRecordBatch: db, Metadata: md}, err) || err != nil {
+					return
+				}
+			}
+		}
+		errc := make(chan error, 1)
+		go func() { errc <- async.Produce(ctx, acSchema, abi.DeviceCPU, src, hc) }()
+
+		var s cdata.AsyncRecordBatchStream
+		select {
+		case s = <-ch:
+		case <-ctx.Done():
+			t.Fatal("arrow-go's handler never got the schema")
+		}
+		if s.Err != nil {
+			t.Fatalf("arrow-go's handler: %v", s.Err)
+		}
+		n := 0
+		for msg := range s.Stream {
+			if msg.Err != nil {
+				t.Errorf("after %d batches: %v", n, msg.Err)
+				continue
+			}
+			if v, ok := msg.AdditionalMetadata.GetValue("batch"); !ok || v != strconv.Itoa(n) {
+				t.Errorf("batch %d: task metadata %v, want batch=%d", n, msg.AdditionalMetadata, n)
+			}
+			interopCheck(t, n, msg.Record)
+			msg.Record.Release()
+			n++
+		}
+		if n != batches {
+			t.Errorf("%d batches, want %d", n, batches)
+		}
+		select {
+		case err := <-errc:
+			if err != nil {
+				t.Errorf("Produce: %v", err)
+			}
+		case <-ctx.Done():
+			t.Fatal("Produce did not return")
+		}
+	})
+}
+
 // TestInteropArrowGoProducerToHandler: arrow-go's
 // ExportAsyncRecordBatchStream drives our Handler, read to the end or
 // closed part way through. arrow-go's producer frees itself before it

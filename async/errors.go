@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/purearrow/cdevice/abi"
 )
 
 var (
@@ -38,6 +39,20 @@ func WithQueueDepth(n int) Option {
 		if n > 0 {
 			h.depth = int64(n)
 		}
+	}
+}
+
+// WithHandlerStruct makes the handler live in the caller's struct out
+// instead of one NewHandler allocates, for APIs that hand a consumer a
+// struct to fill (arrow-go's cdata does). out must be C memory
+// (cdevice.New) or Go memory the caller keeps reachable and pinned until
+// the producer releases it, and released (Release == 0): NewHandler
+// overwrites it and returns an error wrapping cdevice.ErrInvalid for a nil
+// or unreleased out. C returns out. At release the handler marks out
+// released (Release and PrivateData 0) and leaves it to the caller to free.
+func WithHandlerStruct(out *abi.AsyncDeviceStreamHandler) Option {
+	return func(h *Handler) {
+		h.c, h.callerC = out, true
 	}
 }
 

@@ -72,7 +72,7 @@ func hostile(t *testing.T, mode int) error {
 	h := (*abi.AsyncDeviceStreamHandler)(abi.Pointer(hxFn(t, "hx_handler_struct")(x)))
 	ctx, cancel := context.WithTimeout(context.Background(), acTimeout)
 	defer cancel()
-	return async.Produce(ctx, acSchema, abi.DeviceCPU, acSource(ctx, 6, 5, nil), h)
+	return async.Produce(ctx, acSchema, abi.DeviceCPU, asBatches(acSource(ctx, 6, 5, nil)), h)
 }
 
 // TestErrorPaths drives every exported function of the package into
@@ -129,9 +129,31 @@ func TestErrorPaths(t *testing.T) {
 		testsupport.Case("Handler.Close/canceled", context.Canceled, func(t *testing.T) error {
 			return idleHandler(t).Close(testsupport.CanceledContext())
 		}),
+		testsupport.Case("NewHandler/nil struct", cdevice.ErrInvalid, func(t *testing.T) error {
+			t.Cleanup(noLeaksAfter(t))
+			h, err := async.NewHandler(async.WithHandlerStruct(nil))
+			if h != nil {
+				t.Errorf("NewHandler returned a handler with its error %v", err)
+			}
+			return err
+		}),
+		testsupport.Case("NewHandler/unreleased struct", cdevice.ErrInvalid, func(t *testing.T) error {
+			// A live handler's struct: another NewHandler must not take it over.
+			live := idleHandler(t)
+			before := *live.C()
+			t.Cleanup(noLeaksAfter(t))
+			h, err := async.NewHandler(async.WithHandlerStruct(live.C()))
+			if h != nil {
+				t.Errorf("NewHandler returned a handler with its error %v", err)
+			}
+			if *live.C() != before {
+				t.Errorf("the refused struct was changed: %+v, was %+v", *live.C(), before)
+			}
+			return err
+		}),
 		// Produce, driving a Handler or hostile.c's C handler.
 		testsupport.Case("Produce/nil handler", cdevice.ErrInvalid, func(t *testing.T) error {
-			return async.Produce(context.Background(), acSchema, abi.DeviceCPU, acSource(context.Background(), 1, 1, nil), nil)
+			return async.Produce(context.Background(), acSchema, abi.DeviceCPU, asBatches(acSource(context.Background(), 1, 1, nil)), nil)
 		}),
 		testsupport.Case("Produce/nil schema", cdevice.ErrInvalid, func(t *testing.T) error {
 			produced, read := goPair(t, func(ctx context.Context, h *abi.AsyncDeviceStreamHandler) error {
@@ -143,15 +165,15 @@ func TestErrorPaths(t *testing.T) {
 		testsupport.Case("Produce/unsupported type", cdevice.ErrUnsupported, func(t *testing.T) error {
 			sc := arrow.NewSchema([]arrow.Field{{Name: "x", Type: &unknownType{}}}, nil)
 			produced, read := goPair(t, func(ctx context.Context, h *abi.AsyncDeviceStreamHandler) error {
-				return async.Produce(ctx, sc, abi.DeviceCPU, acSource(ctx, 1, 1, nil), h)
+				return async.Produce(ctx, sc, abi.DeviceCPU, asBatches(acSource(ctx, 1, 1, nil)), h)
 			})
 			testsupport.WantError(t, "the handler's side", read, cdevice.ErrProducer)
 			return produced
 		}),
 		testsupport.Case("Produce/nil batch", cdevice.ErrInvalid, func(t *testing.T) error {
 			produced, read := goPair(t, func(ctx context.Context, h *abi.AsyncDeviceStreamHandler) error {
-				return async.Produce(ctx, acSchema, abi.DeviceCPU, func(yield func(*cdevice.DeviceRecordBatch, error) bool) {
-					yield(nil, nil)
+				return async.Produce(ctx, acSchema, abi.DeviceCPU, func(yield func(async.Batch, error) bool) {
+					yield(async.Batch{}, nil)
 				}, h)
 			})
 			testsupport.WantError(t, "the handler's side", read, cdevice.ErrProducer)
@@ -159,7 +181,7 @@ func TestErrorPaths(t *testing.T) {
 		}),
 		testsupport.Case("Produce/canceled", context.Canceled, func(t *testing.T) error {
 			produced, read := goPair(t, func(ctx context.Context, h *abi.AsyncDeviceStreamHandler) error {
-				return async.Produce(testsupport.CanceledContext(), acSchema, abi.DeviceCPU, acSource(ctx, 2, 2, nil), h)
+				return async.Produce(testsupport.CanceledContext(), acSchema, abi.DeviceCPU, asBatches(acSource(ctx, 2, 2, nil)), h)
 			})
 			testsupport.WantError(t, "the handler's side", read, cdevice.ErrProducer)
 			return produced

@@ -28,7 +28,7 @@ func Example() {
 	// The source: record batches copied onto the device one by one. Each
 	// batch it yields belongs to Produce, which hands it over to the
 	// consumer through a task.
-	source := func(yield func(*cdevice.DeviceRecordBatch, error) bool) {
+	source := func(yield func(async.Batch, error) bool) {
 		b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
 		defer b.Release()
 		for _, names := range [][]string{{"ada", "bob"}, {"cy", "di", "eve"}} {
@@ -39,7 +39,7 @@ func Example() {
 			rec := b.NewRecordBatch()
 			db, err := cdevice.CopyRecordBatchToDevice(ctx, rec, device.CPU)
 			rec.Release()
-			if !yield(db, err) || err != nil {
+			if !yield(async.Batch{DeviceRecordBatch: db}, err) || err != nil {
 				return
 			}
 		}

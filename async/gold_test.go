@@ -46,12 +46,27 @@ func copiedBatches(ctx context.Context, recs []arrow.RecordBatch, dev device.Dev
 	}
 }
 
-// startProduce runs Produce on its own goroutine; its result arrives on the
-// returned channel.
+// asBatches is a Produce source of seq's batches, without task metadata
+// (nil for a nil seq).
+func asBatches(seq iter.Seq2[*cdevice.DeviceRecordBatch, error]) iter.Seq2[async.Batch, error] {
+	if seq == nil {
+		return nil
+	}
+	return func(yield func(async.Batch, error) bool) {
+		for b, err := range seq {
+			if !yield(async.Batch{DeviceRecordBatch: b}, err) {
+				return
+			}
+		}
+	}
+}
+
+// startProduce runs Produce on its own goroutine over asBatches(batches);
+// its result arrives on the returned channel.
 func startProduce(ctx context.Context, sc *arrow.Schema, batches iter.Seq2[*cdevice.DeviceRecordBatch, error],
 	h *abi.AsyncDeviceStreamHandler, opts ...async.ProduceOption) <-chan error {
 	errc := make(chan error, 1)
-	go func() { errc <- async.Produce(ctx, sc, abi.DeviceCPU, batches, h, opts...) }()
+	go func() { errc <- async.Produce(ctx, sc, abi.DeviceCPU, asBatches(batches), h, opts...) }()
 	return errc
 }
 
@@ -276,6 +291,119 @@ func TestAsyncAdditionalMetadata(t *testing.T) {
 	}
 	waitDone(t, h, 10*time.Second)
 	closeHandler(t, h)
+}
+
+// Each batch's Metadata reaches the handler as its task's metadata (the
+// metadata argument of on_next_task), several pairs, empty strings and
+// non-ASCII included; a batch without any gets none.
+func TestAsyncTaskMetadata(t *testing.T) {
+	mds := []arrow.Metadata{
+		arrow.NewMetadata([]string{"batch"}, []string{"0"}),
+		{}, // none: on_next_task gets NULL
+		arrow.NewMetadata([]string{"batch", "note", ""}, []string{"2", "größe ≠ Größe", ""}),
+	}
+	const batches, rows = 12, 3
+	for _, depth := range []int{1, 8} {
+		t.Run(fmt.Sprintf("depth=%d", depth), func(t *testing.T) {
+			t.Cleanup(noLeaksAfter(t))
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			src := func(yield func(async.Batch, error) bool) {
+				for b := range batches {
+					rec := acBatch(b, rows)
+					db, err := cdevice.CopyRecordBatchToDevice(ctx, rec, device.CPU)
+					rec.Release()
+					if !yield(async.Batch{DeviceRecordBatch: db, Metadata: mds[b%len(mds)]}, err) || err != nil {
+						return
+					}
+				}
+			}
+			h, err := async.NewHandler(async.WithQueueDepth(depth))
+			if err != nil {
+				t.Fatal(err)
+			}
+			errc := make(chan error, 1)
+			go func() { errc <- async.Produce(ctx, acSchema, abi.DeviceCPU, src, h.C()) }()
+			n := 0
+			for b, err := range h.All(ctx) {
+				if err != nil {
+					t.Fatalf("after %d batches: %v", n, err)
+				}
+				if want := mds[n%len(mds)]; !b.Metadata.Equal(want) {
+					t.Errorf("batch %d: task metadata %v, want %v", n, b.Metadata, want)
+				}
+				if b.Length != rows {
+					t.Errorf("batch %d: %d rows, want %d", n, b.Length, rows)
+				}
+				n++
+			}
+			if n != batches {
+				t.Errorf("got %d batches, want %d", n, batches)
+			}
+			if err := waitProduce(t, errc, 10*time.Second); err != nil {
+				t.Errorf("Produce: %v", err)
+			}
+			waitDone(t, h, 10*time.Second)
+			closeHandler(t, h)
+		})
+	}
+}
+
+// A handler in the caller's struct (WithHandlerStruct), driven by Go's
+// Produce: C returns that struct, the stream arrives whole, and at release
+// the struct reads released and stays the caller's, so it can take the
+// next handler.
+func TestHandlerStructGoProducer(t *testing.T) {
+	t.Cleanup(noLeaksAfter(t))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	hc := cdevice.New[abi.AsyncDeviceStreamHandler]()
+	defer cdevice.Free(hc)
+	recs := []arrow.RecordBatch{acBatch(0, 2), acBatch(1, 0), acBatch(2, 5)}
+	defer func() {
+		for _, r := range recs {
+			r.Release()
+		}
+	}()
+	for run := range 2 {
+		h, err := async.NewHandler(async.WithQueueDepth(2), async.WithHandlerStruct(hc))
+		if err != nil {
+			t.Fatalf("run %d: NewHandler: %v", run, err)
+		}
+		if h.C() != hc {
+			t.Fatalf("run %d: C() = %p, want the caller's struct %p", run, h.C(), hc)
+		}
+		if hc.Release == 0 || hc.PrivateData == 0 || hc.OnSchema == 0 || hc.OnNextTask == 0 || hc.OnError == 0 {
+			t.Fatalf("run %d: the caller's struct was not filled: %+v", run, *hc)
+		}
+		errc := startProduce(ctx, acSchema, copiedBatches(ctx, recs, device.CPU), hc)
+		n := 0
+		for b, err := range h.All(ctx) {
+			if err != nil {
+				t.Fatalf("run %d: after %d batches: %v", run, n, err)
+			}
+			rec, err := b.ToHost(ctx)
+			if err != nil {
+				t.Fatalf("run %d: batch %d: ToHost: %v", run, n, err)
+			}
+			if n < len(recs) {
+				checkBatch(t, n, recs[n], rec)
+			}
+			rec.Release()
+			n++
+		}
+		if n != len(recs) {
+			t.Errorf("run %d: got %d batches, want %d", run, n, len(recs))
+		}
+		if err := waitProduce(t, errc, 10*time.Second); err != nil {
+			t.Errorf("run %d: Produce: %v", run, err)
+		}
+		waitDone(t, h, 10*time.Second)
+		if hc.Release != 0 || hc.PrivateData != 0 {
+			t.Errorf("run %d: after release the struct reads release %#x, private_data %#x; want 0, 0", run, hc.Release, hc.PrivateData)
+		}
+		closeHandler(t, h)
+	}
 }
 
 // Close frees everything the handler holds, at once: with the Handler still

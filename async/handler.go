@@ -25,13 +25,14 @@ import (
 // Next and All are for one consumer goroutine; Cancel, Close and Done may be
 // called from any.
 type Handler struct {
-	leak   leak.Object
-	c      *abi.AsyncDeviceStreamHandler // off the Go heap: the producer keeps it
-	out    *outStruct                    // off the Go heap: extract_data writes it
-	depth  int64
-	wake   chan struct{} // a task, the end, an error or release arrived
-	schema chan struct{} // closed once the schema is known or never will be
-	done   chan struct{} // closed at release
+	leak    leak.Object
+	c       *abi.AsyncDeviceStreamHandler // off the Go heap or the caller's: the producer keeps it
+	callerC bool                          // c is the caller's (WithHandlerStruct): release leaves it
+	out     *outStruct                    // off the Go heap: extract_data writes it
+	depth   int64
+	wake    chan struct{} // a task, the end, an error or release arrived
+	schema  chan struct{} // closed once the schema is known or never will be
+	done    chan struct{} // closed at release
 
 	// calling is held (read) around every call into the producer and
 	// (write) by release, so the producer is never called once released:
@@ -82,8 +83,9 @@ func (o *outStruct) free() {
 	}
 }
 
-// A Batch is one extracted task: its device record batch (the caller
-// releases it) and the task's metadata.
+// A Batch is one task: its device record batch and the task's metadata.
+// Handler.Next yields one extracted (the caller releases it); Produce takes
+// them (and ownership of their batches) from its source.
 type Batch struct {
 	*cdevice.DeviceRecordBatch
 	Metadata arrow.Metadata
@@ -132,7 +134,16 @@ func NewHandler(opts ...Option) (*Handler, error) {
 			o(h)
 		}
 	}
-	h.c, h.out = cdevice.New[abi.AsyncDeviceStreamHandler](), &outStruct{p: cdevice.New[abi.DeviceArray]()}
+	if h.callerC {
+		// Checked before anything is allocated, so a refusal leaks nothing.
+		// An unreleased struct may still belong to a producer.
+		if h.c == nil || h.c.Release != 0 {
+			return nil, fmt.Errorf("%w: NewHandler: WithHandlerStruct needs a non-nil, released struct", cdevice.ErrInvalid)
+		}
+	} else {
+		h.c = cdevice.New[abi.AsyncDeviceStreamHandler]()
+	}
+	h.out = &outStruct{p: cdevice.New[abi.DeviceArray]()}
 	*h.c = abi.AsyncDeviceStreamHandler{
 		OnSchema:    onSchemaCB.Ptr(),
 		OnNextTask:  onNextTaskCB.Ptr(),
@@ -145,8 +156,8 @@ func NewHandler(opts ...Option) (*Handler, error) {
 	return h, nil
 }
 
-// C is the struct to give the producer. It stays valid until the producer
-// calls its release.
+// C is the struct to give the producer (WithHandlerStruct's out, if
+// given). It stays valid until the producer calls its release.
 func (h *Handler) C() *abi.AsyncDeviceStreamHandler { return h.c }
 
 // Done is closed once the producer has released the handler.
@@ -347,7 +358,13 @@ func (h *Handler) release() {
 	// The producer ended the stream without a schema: its error, as on_error would give it.
 	h.schemaDone(nil, &cdevice.ProducerError{Call: "release", Code: errno.EIO, Message: "the producer released the handler before sending a schema"})
 	ffi.Handle(h.c.PrivateData).Delete()
-	cdevice.Free(h.c) // no producer touches it after release
+	if h.callerC {
+		// The caller's to free; marked released so it reads as such (and
+		// can be handed to NewHandler again).
+		h.c.Release, h.c.PrivateData = 0, 0
+	} else {
+		cdevice.Free(h.c) // no producer touches it after release
+	}
 	h.leak.Done()
 	h.mu.Unlock()
 	close(h.done)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"iter"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -37,6 +38,7 @@ type producer struct {
 	h    *abi.AsyncDeviceStreamHandler
 	md   arrow.Metadata
 	mdC  unsafe.Pointer
+	pin  runtime.Pinner // a task's metadata, during its on_next_task
 	wake chan struct{}
 	refs atomic.Int64 // Produce + tasks not yet extracted; c is freed at 0
 
@@ -169,11 +171,15 @@ func extract(t *abi.AsyncTask, out uintptr) uintptr {
 }
 
 // Produce drives the handler h from batches, device record batches of
-// schema sc on devices of type deviceType, and takes ownership of each batch
-// the sequence yields. It populates h.producer, calls on_schema, then
-// on_next_task only as far as the handler has requested (blocking, not
-// spinning, while nothing is requested), each task's extract_data handing
-// over its batch with its sync event, then on_next_task(NULL) and release.
+// schema sc on devices of type deviceType, and takes ownership of each
+// batch's DeviceRecordBatch the sequence yields. It populates h.producer,
+// calls on_schema, then on_next_task only as far as the handler has
+// requested (blocking, not spinning, while nothing is requested), each
+// task's extract_data handing over its batch with its sync event, then
+// on_next_task(NULL) and release. A batch's Metadata, when not empty, is
+// its task's metadata: the metadata argument of its on_next_task call
+// (valid for that call only, as the spec says), which a Handler delivers
+// as its Batch's Metadata.
 //
 // The ArrowAsyncProducer it populates outlives the handler's release for
 // as long as the consumer holds a task not yet extracted (request and
@@ -185,7 +191,7 @@ func extract(t *abi.AsyncTask, out uintptr) uintptr {
 // non-zero or the handler requested n <= 0 (that one reported through
 // on_error too).
 func Produce(ctx context.Context, sc *arrow.Schema, deviceType abi.DeviceType,
-	batches iter.Seq2[*cdevice.DeviceRecordBatch, error], h *abi.AsyncDeviceStreamHandler, opts ...ProduceOption) (err error) {
+	batches iter.Seq2[Batch, error], h *abi.AsyncDeviceStreamHandler, opts ...ProduceOption) (err error) {
 	if h == nil || h.Release == 0 {
 		return fmt.Errorf("%w: Produce: nil or released handler", cdevice.ErrInvalid)
 	}
@@ -215,10 +221,11 @@ func Produce(ctx context.Context, sc *arrow.Schema, deviceType abi.DeviceType,
 		if stop, err := p.waitForRequest(ctx); stop {
 			return err
 		}
-		b, err, ok := next()
+		bt, err, ok := next()
 		if !ok {
 			break
 		}
+		b := bt.DeviceRecordBatch
 		if err == nil && b == nil {
 			err = fmt.Errorf("%w: the batch source yielded a nil batch", cdevice.ErrInvalid)
 		}
@@ -231,7 +238,7 @@ func Produce(ctx context.Context, sc *arrow.Schema, deviceType abi.DeviceType,
 		}
 		th := p.newTask(b)
 		*ct = abi.AsyncTask{ExtractData: extractCB.Ptr(), PrivateData: uintptr(th)}
-		if rc := int32(ffi.Call(h.OnNextTask, p.hp(), uintptr(unsafe.Pointer(ct)), 0)); rc != 0 {
+		if rc := p.nextTask(ct, bt.Metadata); rc != 0 {
 			dropTask(th) // unless extracted, the consumer dropped it
 			return &ConsumerError{Callback: "on_next_task", Code: int(rc)}
 		}
@@ -247,6 +254,20 @@ func Produce(ctx context.Context, sc *arrow.Schema, deviceType abi.DeviceType,
 }
 
 func (p *producer) hp() uintptr { return uintptr(unsafe.Pointer(p.h)) }
+
+// nextTask calls on_next_task with task t and its metadata md. The encoded
+// metadata is Go memory pinned for the call only: the spec makes it valid
+// for the duration of on_next_task, so the handler copies what it keeps,
+// and pinning costs no C allocation per batch.
+func (p *producer) nextTask(t *abi.AsyncTask, md arrow.Metadata) int32 {
+	var mdp uintptr
+	if enc := cmeta.Encode(md); len(enc) > 0 {
+		p.pin.Pin(&enc[0])
+		defer p.pin.Unpin()
+		mdp = uintptr(unsafe.Pointer(&enc[0]))
+	}
+	return int32(ffi.Call(p.h.OnNextTask, p.hp(), uintptr(unsafe.Pointer(t)), mdp))
+}
 
 // start populates handler->producer, as it must be before any callback.
 func (p *producer) start(deviceType abi.DeviceType) {
@@ -337,5 +358,16 @@ func ProduceReader(ctx context.Context, rdr array.RecordReader, dev device.Devic
 	if rdr == nil || dev == nil {
 		return Produce(ctx, nil, abi.DeviceCPU, nil, h, opts...)
 	}
-	return Produce(ctx, rdr.Schema(), dev.Type(), cdevice.CopyReaderToDevice(ctx, rdr, dev), h, opts...)
+	return Produce(ctx, rdr.Schema(), dev.Type(), batchesOf(cdevice.CopyReaderToDevice(ctx, rdr, dev)), h, opts...)
+}
+
+// batchesOf yields the batches of seq without task metadata.
+func batchesOf(seq iter.Seq2[*cdevice.DeviceRecordBatch, error]) iter.Seq2[Batch, error] {
+	return func(yield func(Batch, error) bool) {
+		for b, err := range seq {
+			if !yield(Batch{DeviceRecordBatch: b}, err) {
+				return
+			}
+		}
+	}
 }

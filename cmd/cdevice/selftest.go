@@ -413,7 +413,7 @@ func viaAsync(ctx context.Context, dev device.Device, want []arrow.RecordBatch) 
 	md := arrow.NewMetadata([]string{"batches"}, []string{strconv.Itoa(len(want))})
 	produced := make(chan error, 1)
 	go func() {
-		produced <- async.Produce(pctx, sc, dev.Type(), cdevice.CopyReaderToDevice(pctx, rdr, dev), h.C(),
+		produced <- async.Produce(pctx, sc, dev.Type(), asyncBatches(cdevice.CopyReaderToDevice(pctx, rdr, dev), true), h.C(),
 			async.WithAdditionalMetadata(md))
 	}()
 	finished := false
@@ -454,6 +454,9 @@ func viaAsync(ctx context.Context, dev device.Device, want []arrow.RecordBatch) 
 		}
 		if d := b.Device(); d == nil || d.Type() != dev.Type() || d.ID() != dev.ID() {
 			return fmt.Errorf("batch %d: on device %v, want %s", n, d, spec(dev))
+		}
+		if v, ok := b.Metadata.GetValue("batch"); !ok || v != strconv.Itoa(n) {
+			return fmt.Errorf("batch %d: task metadata %v, want batch=%d", n, b.Metadata, n)
 		}
 		host, err := b.ToHost(ctx)
 		if err != nil {
