@@ -1,0 +1,44 @@
+package cdata
+
+import (
+	"errors"
+	"syscall"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/purearrow/cdevice"
+)
+
+// compatError is a cdevice error that also matches the sentinels arrow-go's
+// cdata wraps for the same failure, so errors.Is checks written for
+// arrow-go keep working.
+type compatError struct {
+	err  error
+	also []error
+}
+
+func (e *compatError) Error() string   { return e.err.Error() }
+func (e *compatError) Unwrap() []error { return append([]error{e.err}, e.also...) }
+
+// compat adds arrow-go's sentinels to err: arrow.ErrInvalid to invalid input,
+// arrow.ErrNotImplemented to unsupported input, and a producer's errno as a
+// syscall.Errno, as arrow-go's stream reader reports it.
+func compat(err error) error {
+	if err == nil {
+		return nil
+	}
+	var also []error
+	if errors.Is(err, cdevice.ErrInvalid) && !errors.Is(err, arrow.ErrInvalid) {
+		also = append(also, arrow.ErrInvalid)
+	}
+	if errors.Is(err, cdevice.ErrUnsupported) && !errors.Is(err, arrow.ErrNotImplemented) {
+		also = append(also, arrow.ErrNotImplemented)
+	}
+	var pe *cdevice.ProducerError
+	if errors.As(err, &pe) && pe.Code != 0 {
+		also = append(also, syscall.Errno(pe.Code))
+	}
+	if len(also) == 0 {
+		return err
+	}
+	return &compatError{err: err, also: also}
+}
