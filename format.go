@@ -224,8 +224,9 @@ func typeFromFormat(format string, children []arrow.Field, flags int64) (arrow.D
 		return decimalFromFormat(format, val)
 	case "w":
 		n, ok := parseInt32(val)
-		if !ok || n < 0 {
-			return nil, invalidf("format %q: bad byte width", format)
+		if !ok || n <= 0 {
+			// arrow-go's own importer refuses width 0 too.
+			return nil, invalidf("format %q: fixed-size binary byte width must be positive", format)
 		}
 		return &arrow.FixedSizeBinaryType{ByteWidth: int(n)}, nil
 	case "tss", "tsm", "tsu", "tsn":
@@ -281,21 +282,21 @@ func formatChildCount(format string) int {
 func decimalFromFormat(format, params string) (arrow.DataType, error) {
 	parts := strings.Split(params, ",")
 	if len(parts) != 2 && len(parts) != 3 {
-		return nil, invalidf("format %q: decimal needs precision,scale[,bitwidth]", format)
+		return nil, invalidf("invalid decimal spec '%s': wrong number of properties (want precision,scale[,bitwidth])", format)
 	}
 	var nums [3]int32
 	nums[2] = 128 // bit width defaults to 128
 	for i, p := range parts {
 		v, ok := parseInt32(p)
 		if !ok {
-			return nil, invalidf("format %q: bad decimal parameter %q", format, p)
+			return nil, invalidf("could not parse decimal %s in '%s': %q is not a 32-bit integer", [3]string{"precision", "scale", "bitwidth"}[i], format, p)
 		}
 		nums[i] = v
 	}
 	prec, scale, bits := nums[0], nums[1], int(nums[2])
 	maxPrec, ok := decimalMaxPrecision[bits]
 	if !ok {
-		return nil, invalidf("format %q: decimal bit width %d is not 32, 64, 128 or 256", format, bits)
+		return nil, invalidf("unsupported decimal bitwidth, got '%s': %d is not 32, 64, 128 or 256", format, bits)
 	}
 	if prec < 1 || prec > maxPrec {
 		return nil, invalidf("format %q: decimal%d precision must be in 1..%d", format, bits, maxPrec)

@@ -341,8 +341,13 @@ func (imp *arrayImport) Free([]byte) {
 
 // wrap makes an arrow-go buffer over size bytes of foreign memory at p.
 func (imp *arrayImport) wrap(p uintptr, size int64) *memory.Buffer {
-	if p == 0 || size == 0 {
+	switch {
+	case p == 0:
 		return nil
+	case size == 0:
+		// Present but empty (the data of an all-null string array, say):
+		// an empty buffer, as arrow-go's importer gives, holding nothing of C.
+		return memory.NewBufferBytes(nil)
 	}
 	imp.live.Add(1)
 	return memory.NewBufferWithAllocator(unsafe.Slice((*byte)(abi.Pointer(p)), size), imp)

@@ -204,7 +204,11 @@ func Produce(ctx context.Context, sc *arrow.Schema, deviceType abi.DeviceType,
 	p.start(deviceType)
 	defer p.finish()
 	if sc == nil || batches == nil {
-		err = fmt.Errorf("%w: Produce: nil schema or batches", cdevice.ErrInvalid)
+		what := "schema"
+		if sc != nil {
+			what = "batches"
+		}
+		err = fmt.Errorf("%w: Produce: must have non-nil %s", cdevice.ErrInvalid, what)
 		p.onError(errno.EINVAL, err)
 		return err
 	}

@@ -149,12 +149,18 @@ func ExportAsyncRecordBatchStream(schema *arrow.Schema, stream <-chan RecordMess
 	return compat(async.Produce(context.Background(), schema, abi.DeviceCPU, messages(stream), handler))
 }
 
+// sourceError is a message's error, which on_error reports as EINVAL, as
+// arrow-go's producer does.
+type sourceError struct{ error }
+
+func (e sourceError) Unwrap() []error { return []error{e.error, syscall.EINVAL} }
+
 // messages yields stream's records as CPU device batches.
 func messages(stream <-chan RecordMessage) iter.Seq2[async.Batch, error] {
 	return func(yield func(async.Batch, error) bool) {
 		for msg := range stream {
 			if msg.Err != nil {
-				yield(async.Batch{}, msg.Err)
+				yield(async.Batch{}, sourceError{msg.Err})
 				return
 			}
 			b, err := cdevice.CopyRecordBatchToDevice(context.Background(), msg.Record, device.CPU)

@@ -100,7 +100,7 @@ func arrowGoAPI() cdatatest.API {
 // TestInteropArrowGoSuite runs the scenarios of arrow-go's own cdata test
 // suite against arrow-go's package: the scenarios are faithful where both
 // implementations pass them.
-func TestInteropArrowGoSuite(t *testing.T) { cdatatest.Run(t, arrowGoAPI()) }
+func TestInteropScenariosOnArrowGo(t *testing.T) { cdatatest.Run(t, arrowGoAPI()) }
 
 // structPairs maps arrow-go's C struct types onto ours.
 var structPairs = []struct {

@@ -19,18 +19,20 @@ type compatError struct {
 func (e *compatError) Error() string   { return e.err.Error() }
 func (e *compatError) Unwrap() []error { return append([]error{e.err}, e.also...) }
 
-// compat adds arrow-go's sentinels to err: arrow.ErrInvalid to invalid input,
-// arrow.ErrNotImplemented to unsupported input, and a producer's errno as a
-// syscall.Errno, as arrow-go's stream reader reports it.
+// compat adds arrow-go's sentinels to err: arrow.ErrInvalid to invalid input
+// and to input arrow-go cannot represent (its importer reports both as
+// invalid), arrow.ErrNotImplemented to the latter too, and a producer's errno
+// as a syscall.Errno, as arrow-go's stream reader reports it.
 func compat(err error) error {
 	if err == nil {
 		return nil
 	}
 	var also []error
-	if errors.Is(err, cdevice.ErrInvalid) && !errors.Is(err, arrow.ErrInvalid) {
+	unsupported := errors.Is(err, cdevice.ErrUnsupported)
+	if (unsupported || errors.Is(err, cdevice.ErrInvalid)) && !errors.Is(err, arrow.ErrInvalid) {
 		also = append(also, arrow.ErrInvalid)
 	}
-	if errors.Is(err, cdevice.ErrUnsupported) && !errors.Is(err, arrow.ErrNotImplemented) {
+	if unsupported && !errors.Is(err, arrow.ErrNotImplemented) {
 		also = append(also, arrow.ErrNotImplemented)
 	}
 	var pe *cdevice.ProducerError

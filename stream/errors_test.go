@@ -213,3 +213,27 @@ func TestErrorPaths(t *testing.T) {
 	}
 	testsupport.RunErrorCases(t, cases)
 }
+
+// schemaless is a reader that failed before it had a schema.
+type schemaless struct{ array.RecordReader }
+
+func (schemaless) Schema() *arrow.Schema          { return nil }
+func (schemaless) Next() bool                     { return false }
+func (schemaless) Err() error                     { return errSource }
+func (schemaless) RecordBatch() arrow.RecordBatch { return nil }
+func (schemaless) Retain()                        {}
+func (schemaless) Release()                       {}
+
+// get_schema of an exported reader without a schema reports the reader's
+// error (as arrow-go's exporter does), through the C path and ours.
+func TestExportedReaderWithoutSchema(t *testing.T) {
+	for _, direct := range []bool{true, false} {
+		old := identity.Set(direct)
+		_, err := stream.ImportReader(cstExport(t, schemaless{}))
+		identity.Set(old)
+		var pe *cdevice.ProducerError
+		if !errors.As(err, &pe) || pe.Call != "get_schema" || pe.Message != errSource.Error() {
+			t.Errorf("identity %v: ImportReader: %v, want get_schema's ProducerError carrying %q", direct, err, errSource)
+		}
+	}
+}

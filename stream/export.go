@@ -22,6 +22,7 @@ import (
 type exporter struct {
 	mu       sync.Mutex
 	schema   *arrow.Schema
+	noSchema func() error          // why schema is nil: the reader's Err
 	next     func() (batch, error) // nil batch: the end
 	stop     func()
 	lastErr  unsafe.Pointer // C string from the last failed call, or nil
@@ -71,6 +72,11 @@ func (e *exporter) getSchema(out *abi.Schema) uintptr {
 	e.clearError()
 	if out == nil {
 		return e.fail(fmt.Errorf("%w: get_schema: NULL out", cdevice.ErrInvalid))
+	}
+	if e.schema == nil && e.noSchema != nil {
+		if err := e.noSchema(); err != nil {
+			return e.fail(err) // a reader that failed before it had a schema
+		}
 	}
 	if err := cdevice.ExportSchema(e.schema, out); err != nil {
 		return e.fail(err)
@@ -207,7 +213,7 @@ func ExportReader(rdr array.RecordReader, out *abi.ArrayStream) error {
 		return fmt.Errorf("%w: ExportReader: nil reader or out", cdevice.ErrInvalid)
 	}
 	rdr.Retain()
-	e := &exporter{schema: rdr.Schema(), stop: rdr.Release}
+	e := &exporter{schema: rdr.Schema(), noSchema: rdr.Err, stop: rdr.Release}
 	e.next = func() (batch, error) {
 		if rdr.Next() {
 			return rdr.RecordBatch(), nil

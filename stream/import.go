@@ -41,7 +41,8 @@ func (c *cstream) init(self unsafe.Pointer, getSchema, getNext, getLastError, re
 		return fmt.Errorf("%w: the stream's get_schema or get_next is NULL", cdevice.ErrInvalid)
 	}
 	if ours && identity.Enabled() {
-		if e, ok := ffi.Lookup[*exporter](privateData); ok {
+		// Without a schema, get_schema says why: take the C path.
+		if e, ok := ffi.Lookup[*exporter](privateData); ok && e.schema != nil {
 			c.direct = e
 			c.schema = e.schema
 			return nil
