@@ -15,7 +15,7 @@ import (
 // one of our schema exports: a Go consumer of a Go producer then skips the
 // parse. Immutable arrow-go schemas make handing back the source safe.
 func exportedSchema(s *abi.Schema) *arrow.Schema {
-	if !schemaReleaseCB.Is(s.Release) {
+	if !identity.Enabled() || !schemaReleaseCB.Is(s.Release) {
 		return nil
 	}
 	e, ok := ffi.Lookup[*export](s.PrivateData)

@@ -20,14 +20,16 @@ const (
 
 // ImportField imports an ArrowSchema as an arrow.Field. The schema is
 // released before ImportField returns, also when the import fails; nothing
-// of the result points into C memory.
+// of the result points into C memory. Importing the same schema again
+// returns the same (immutable) field and type.
 func ImportField(s *abi.Schema) (arrow.Field, error) {
-	return importSchemaTree(s, (*schemaImporter).field)
+	return importSchemaTree(s, 'F', (*schemaImporter).field)
 }
 
 // ImportSchema imports a struct-typed ArrowSchema (as ExportSchema writes and
 // ArrowArrayStream.get_schema returns) as an arrow.Schema, and releases it.
-// The root's name and flags are ignored.
+// The root's name and flags are ignored. Importing the same schema again
+// returns the same (immutable) *arrow.Schema.
 func ImportSchema(s *abi.Schema) (*arrow.Schema, error) {
 	if s != nil && s.Release != 0 {
 		if sc := exportedSchema(s); sc != nil {
@@ -35,11 +37,11 @@ func ImportSchema(s *abi.Schema) (*arrow.Schema, error) {
 			return sc, nil
 		}
 	}
-	return importSchemaTree(s, func(imp *schemaImporter, s *abi.Schema) (*arrow.Schema, error) {
+	return importSchemaTree(s, 'S', func(imp *schemaImporter, s *abi.Schema) (*arrow.Schema, error) {
 		if format := imp.str(s.Format); format != "+s" {
 			return nil, invalidf("a schema must have struct type (format +s), got format %q", format)
 		}
-		md, err := cmeta.Decode(s.Metadata)
+		md, err := imp.metadata(s.Metadata)
 		if err != nil {
 			return nil, err
 		}
@@ -51,19 +53,29 @@ func ImportSchema(s *abi.Schema) (*arrow.Schema, error) {
 	})
 }
 
-// importSchemaTree checks s, measures its strings, runs root and releases s.
-func importSchemaTree[T any](s *abi.Schema, root func(*schemaImporter, *abi.Schema) (T, error)) (T, error) {
+// importSchemaTree checks s, measures its strings, runs root (unless the
+// cache has its result for a tree with the same content, kind saying which
+// result) and releases s.
+func importSchemaTree[T any](s *abi.Schema, kind byte, root func(*schemaImporter, *abi.Schema) (T, error)) (T, error) {
 	var zero T
 	if err := checkLive(s); err != nil {
 		return zero, err
 	}
 	defer ReleaseSchema(s)
-	var imp schemaImporter
+	imp := schemaImporter{key: newSchemaKey(kind)}
+	defer imp.key.free()
 	if err := imp.measure(s, 0); err != nil {
 		return zero, err
 	}
+	if v, ok := cachedSchema(&imp.key); ok {
+		return v.(T), nil
+	}
 	imp.buf = make([]byte, 0, imp.total)
-	return root(&imp, s)
+	v, err := root(&imp, s)
+	if err == nil && !imp.extension {
+		cacheSchema(&imp.key, v)
+	}
+	return v, err
 }
 
 func checkLive(s *abi.Schema) error {
@@ -79,9 +91,11 @@ func checkLive(s *abi.Schema) error {
 // schemaImporter copies every string of a schema tree into one Go
 // allocation: measure sums their lengths, field slices them out.
 type schemaImporter struct {
-	total int
-	nodes int
-	buf   []byte
+	total     int
+	nodes     int
+	buf       []byte
+	key       schemaKey // the tree's content, for the cache
+	extension bool      // the tree names an extension type: not cached
 }
 
 func (imp *schemaImporter) measure(s *abi.Schema, depth int) error {
@@ -111,7 +125,20 @@ func (imp *schemaImporter) measure(s *abi.Schema, depth int) error {
 	if s.Dictionary != 0 && !isIndexFormat(format) {
 		return invalidf("format %q has a dictionary but is not an integer index type", format)
 	}
-	imp.total += flen + ffi.CStringLen(s.Name)
+	nlen := ffi.CStringLen(s.Name)
+	imp.total += flen + nlen
+	md, err := cmeta.Blob(s.Metadata)
+	if err != nil {
+		return err
+	}
+	var name []byte
+	if nlen > 0 {
+		name = unsafe.Slice((*byte)(abi.Pointer(s.Name)), nlen)
+	}
+	imp.key.add(unsafe.Slice((*byte)(abi.Pointer(s.Format)), flen), name, md)
+	imp.key.addInt(s.Flags)
+	imp.key.addInt(s.NChildren)
+	imp.key.addInt(int64(min(s.Dictionary, 1)))
 	for i := range int(s.NChildren) {
 		c := s.Child(i)
 		if c == nil {
@@ -154,7 +181,7 @@ func (imp *schemaImporter) str(p uintptr) string {
 
 func (imp *schemaImporter) field(s *abi.Schema) (arrow.Field, error) {
 	format, name := imp.str(s.Format), imp.str(s.Name)
-	md, err := cmeta.Decode(s.Metadata)
+	md, err := imp.metadata(s.Metadata)
 	if err != nil {
 		return arrow.Field{}, err
 	}
@@ -186,6 +213,16 @@ func (imp *schemaImporter) field(s *abi.Schema) (arrow.Field, error) {
 		}
 	}
 	return arrow.Field{Name: name, Type: dt, Nullable: s.Flags&abi.FlagNullable != 0, Metadata: md}, nil
+}
+
+// metadata decodes a node's metadata, noting whether it names an
+// extension type.
+func (imp *schemaImporter) metadata(p uintptr) (arrow.Metadata, error) {
+	md, err := cmeta.Decode(p)
+	if hasExtensionName(md) {
+		imp.extension = true
+	}
+	return md, err
 }
 
 func withoutKeys(md arrow.Metadata, drop ...string) arrow.Metadata {

@@ -48,8 +48,35 @@ func Encode(md arrow.Metadata) []byte {
 // blob gets an error, not a huge allocation; it cannot protect against a
 // blob shorter than its own lengths claim.
 func Decode(p uintptr) (arrow.Metadata, error) {
+	var keys, vals []string
+	_, err := parse(p, func(n int) {
+		// Grow as pairs are read: the count alone is not proof the bytes exist.
+		keys, vals = make([]string, 0, min(n, 64)), make([]string, 0, min(n, 64))
+	}, func(k, v []byte) {
+		keys, vals = append(keys, string(k)), append(vals, string(v)) // copies into Go memory
+	})
+	if err != nil || len(keys) == 0 {
+		return arrow.Metadata{}, err
+	}
+	return arrow.NewMetadata(keys, vals), nil
+}
+
+// Blob returns the C metadata blob at address p (0: none, nil) in place,
+// checked as Decode checks it, without copying: a view valid while the C
+// memory is.
+func Blob(p uintptr) ([]byte, error) {
+	n, err := parse(p, nil, nil)
+	if err != nil || n == 0 {
+		return nil, err
+	}
+	return unsafe.Slice((*byte)(abi.Pointer(p)), n), nil
+}
+
+// parse checks the blob at p, calling start with the pair count and each
+// for every pair (both may be nil), and returns its size in bytes.
+func parse(p uintptr, start func(n int), each func(k, v []byte)) (int, error) {
 	if p == 0 {
-		return arrow.Metadata{}, nil
+		return 0, nil
 	}
 	var off uint64 // bytes consumed so far, never above maxMetadataBytes
 	// take returns the next n bytes, or nil after checking they would pass the cap
@@ -73,43 +100,42 @@ func Decode(p uintptr) (arrow.Metadata, error) {
 		}
 		return int(n), nil
 	}
-	readStr := func(what string) (string, error) {
+	readStr := func(what string) ([]byte, error) {
 		n, err := readLen(what + " length")
 		if err != nil {
-			return "", err
+			return nil, err
 		}
 		b := take(uint64(n))
 		if b == nil {
-			return "", invalidf("%s length %d exceeds %d bytes in all", what, n, int64(maxMetadataBytes))
+			return nil, invalidf("%s length %d exceeds %d bytes in all", what, n, int64(maxMetadataBytes))
 		}
-		return string(b), nil // copies into Go memory
+		return b, nil
 	}
 
 	n, err := readLen("pair count")
 	if err != nil {
-		return arrow.Metadata{}, err
+		return 0, err
 	}
 	if n > maxMetadataPairs {
-		return arrow.Metadata{}, invalidf("%d pairs exceeds %d", n, maxMetadataPairs)
+		return 0, invalidf("%d pairs exceeds %d", n, maxMetadataPairs)
 	}
-	if n == 0 {
-		return arrow.Metadata{}, nil
+	if start != nil && n > 0 {
+		start(n)
 	}
-	// Grow as pairs are read: the count alone is not proof the bytes exist.
-	keys := make([]string, 0, min(n, 64))
-	vals := make([]string, 0, min(n, 64))
 	for range n {
 		k, err := readStr("key")
 		if err != nil {
-			return arrow.Metadata{}, err
+			return 0, err
 		}
 		v, err := readStr("value")
 		if err != nil {
-			return arrow.Metadata{}, err
+			return 0, err
 		}
-		keys, vals = append(keys, k), append(vals, v)
+		if each != nil {
+			each(k, v)
+		}
 	}
-	return arrow.NewMetadata(keys, vals), nil
+	return int(off), nil
 }
 
 // invalidf is an error wrapping ErrInvalid (device.ErrInvalid is
