@@ -62,18 +62,18 @@ func importSchemaTree[T any](s *abi.Schema, kind byte, root func(*schemaImporter
 		return zero, err
 	}
 	defer ReleaseSchema(s)
-	imp := schemaImporter{key: newSchemaKey(kind)}
-	defer imp.key.free()
-	if err := imp.measure(s, 0); err != nil {
+	m := schemaMeasure{key: newSchemaKey(kind)}
+	defer m.key.free()
+	if err := m.measure(s, 0); err != nil {
 		return zero, err
 	}
-	if v, ok := cachedSchema(&imp.key); ok {
+	if v, ok := cachedSchema(&m.key); ok {
 		return v.(T), nil
 	}
-	imp.buf = make([]byte, 0, imp.total)
-	v, err := root(&imp, s)
+	imp := &schemaImporter{buf: make([]byte, 0, m.total)}
+	v, err := root(imp, s)
 	if err == nil && !imp.extension {
-		cacheSchema(&imp.key, v)
+		cacheSchema(&m.key, v)
 	}
 	return v, err
 }
@@ -88,17 +88,22 @@ func checkLive(s *abi.Schema) error {
 	return nil
 }
 
-// schemaImporter copies every string of a schema tree into one Go
-// allocation: measure sums their lengths, field slices them out.
-type schemaImporter struct {
-	total     int
-	nodes     int
-	buf       []byte
-	key       schemaKey // the tree's content, for the cache
-	extension bool      // the tree names an extension type: not cached
+// schemaMeasure is the checked walk of a schema tree before anything is
+// built: it sums the lengths of its strings and keys it for the cache.
+type schemaMeasure struct {
+	total int
+	nodes int
+	key   schemaKey // the tree's content
 }
 
-func (imp *schemaImporter) measure(s *abi.Schema, depth int) error {
+// schemaImporter copies every string of a schema tree into one Go
+// allocation (sized by schemaMeasure); field slices them out.
+type schemaImporter struct {
+	buf       []byte
+	extension bool // the tree names an extension type: not cached
+}
+
+func (imp *schemaMeasure) measure(s *abi.Schema, depth int) error {
 	if depth > maxDepth {
 		return invalidf("schema nesting deeper than %d (or a cycle)", maxDepth)
 	}
