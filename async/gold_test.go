@@ -437,3 +437,65 @@ func TestHandlerCloseFreesAll(t *testing.T) {
 		t.Errorf("after Close: %s; before NewHandler: %s (Close must free the handler's C memory, not leave it to the garbage collector)", l, base)
 	}
 }
+
+// NextHost hands each CPU batch over in host memory, with its task
+// metadata, and a batch kept past the end of the stream stays valid until
+// released (the producer's export lives as long as it).
+func TestHandlerNextHost(t *testing.T) {
+	t.Cleanup(noLeaksAfter(t))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	const batches, rows = 5, 4
+	src := func(yield func(async.Batch, error) bool) {
+		for b := range batches {
+			rec := acBatch(b, rows)
+			db, err := cdevice.CopyRecordBatchToDevice(ctx, rec, device.CPU)
+			rec.Release()
+			md := arrow.NewMetadata([]string{"batch"}, []string{fmt.Sprint(b)})
+			if !yield(async.Batch{DeviceRecordBatch: db, Metadata: md}, err) || err != nil {
+				return
+			}
+		}
+	}
+	h, err := async.NewHandler(async.WithQueueDepth(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- async.Produce(ctx, acSchema, abi.DeviceCPU, src, h.C()) }()
+	var kept []arrow.RecordBatch
+	for n := 0; ; n++ {
+		rec, md, err := h.NextHost(ctx)
+		if err == io.EOF {
+			if n != batches {
+				t.Errorf("%d batches, want %d", n, batches)
+			}
+			break
+		}
+		if err != nil {
+			t.Fatalf("batch %d: %v", n, err)
+		}
+		want := acBatch(n, rows)
+		if !array.RecordEqual(rec, want) {
+			t.Errorf("batch %d:\n got %v\nwant %v", n, rec, want)
+		}
+		want.Release()
+		if v, ok := md.GetValue("batch"); !ok || v != fmt.Sprint(n) {
+			t.Errorf("batch %d: task metadata %v", n, md)
+		}
+		kept = append(kept, rec)
+	}
+	if err := waitProduce(t, errc, 10*time.Second); err != nil {
+		t.Errorf("Produce: %v", err)
+	}
+	waitDone(t, h, 10*time.Second)
+	for i, rec := range kept { // after the handler's release
+		want := acBatch(i, rows)
+		if !array.RecordEqual(rec, want) {
+			t.Errorf("kept batch %d changed after the stream ended", i)
+		}
+		want.Release()
+		rec.Release()
+	}
+	closeHandler(t, h)
+}

@@ -396,9 +396,40 @@ func (h *Handler) AdditionalMetadata() arrow.Metadata {
 // after on_error. ctx bounds the wait for a task and for its batch's sync
 // event.
 func (h *Handler) Next(ctx context.Context) (Batch, error) {
-	sc, err := h.Schema(ctx)
+	var b Batch
+	md, err := h.next(ctx, func(o *abi.DeviceArray, sc *arrow.Schema, opts []cdevice.ImportOption) (err error) {
+		b.DeviceRecordBatch, err = cdevice.ImportDeviceRecordBatchOnDeviceWithSchema(o, sc, opts...)
+		return err
+	})
 	if err != nil {
 		return Batch{}, err
+	}
+	b.Metadata = md
+	return b, nil
+}
+
+// NextHost is Next with the batch in host memory, as
+// cdevice.ImportDeviceRecordBatch brings it there: memory the host can read
+// (the CPU's, CUDA host and managed memory, …) is wrapped without a copy,
+// other memory is copied. The caller releases the batch.
+func (h *Handler) NextHost(ctx context.Context) (arrow.RecordBatch, arrow.Metadata, error) {
+	var rb arrow.RecordBatch
+	md, err := h.next(ctx, func(o *abi.DeviceArray, sc *arrow.Schema, opts []cdevice.ImportOption) (err error) {
+		rb, err = cdevice.ImportDeviceRecordBatchWithSchema(o, sc, opts...)
+		return err
+	})
+	if err != nil {
+		return nil, arrow.Metadata{}, err
+	}
+	return rb, md, nil
+}
+
+// next extracts the next task and imports it with imp, returning its
+// metadata.
+func (h *Handler) next(ctx context.Context, imp func(*abi.DeviceArray, *arrow.Schema, []cdevice.ImportOption) error) (arrow.Metadata, error) {
+	sc, err := h.Schema(ctx)
+	if err != nil {
+		return arrow.Metadata{}, err
 	}
 	for {
 		h.mu.Lock()
@@ -406,45 +437,44 @@ func (h *Handler) Next(ctx context.Context) (Batch, error) {
 			q := h.queue[0]
 			h.queue = h.queue[1:]
 			h.mu.Unlock()
-			b, err := h.extract(ctx, q.task, sc)
+			err := h.extract(ctx, q.task, sc, imp)
 			h.consumed()
-			if err != nil {
-				return Batch{}, err
-			}
-			return Batch{DeviceRecordBatch: b, Metadata: q.md}, nil
+			return q.md, err
 		}
 		err, end := h.err, h.ended || h.released
 		h.mu.Unlock()
 		if err != nil {
-			return Batch{}, err
+			return arrow.Metadata{}, err
 		}
 		if end {
-			return Batch{}, io.EOF
+			return arrow.Metadata{}, io.EOF
 		}
 		select {
 		case <-h.wake:
 		case <-ctx.Done():
-			return Batch{}, ctx.Err()
+			return arrow.Metadata{}, ctx.Err()
 		}
 	}
 }
 
-// extract takes a task's batch; ctx bounds the wait for its sync event.
-func (h *Handler) extract(ctx context.Context, t *abi.AsyncTask, sc *arrow.Schema) (*cdevice.DeviceRecordBatch, error) {
+// extract takes a task's batch and imports it with imp; ctx bounds the
+// wait for its sync event.
+func (h *Handler) extract(ctx context.Context, t *abi.AsyncTask, sc *arrow.Schema, imp func(*abi.DeviceArray, *arrow.Schema, []cdevice.ImportOption) error) error {
 	o := h.out
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.freed { // closed meanwhile: give the task back
 		discard(t)
-		return nil, io.EOF
+		return io.EOF
 	}
 	if rc := int32(ffi.Call(t.ExtractData, uintptr(unsafe.Pointer(t)), uintptr(unsafe.Pointer(o.p)))); rc != 0 {
-		return nil, &cdevice.ProducerError{Call: "extract_data", Code: int(rc)}
+		return &cdevice.ProducerError{Call: "extract_data", Code: int(rc)}
 	}
-	if ctx.Done() == nil {
-		return cdevice.ImportDeviceRecordBatchOnDeviceWithSchema(o.p, sc)
+	var opts []cdevice.ImportOption
+	if ctx.Done() != nil {
+		opts = []cdevice.ImportOption{cdevice.WithContext(ctx)}
 	}
-	return cdevice.ImportDeviceRecordBatchOnDeviceWithSchema(o.p, sc, cdevice.WithContext(ctx))
+	return imp(o.p, sc, opts)
 }
 
 // All yields every remaining batch; each is released after the loop body

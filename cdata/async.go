@@ -79,8 +79,10 @@ const maxQueue = 1 << 16
 //
 // out must stay valid until the producer releases it: C memory
 // (cdevice.New), or Go memory kept reachable and pinned for that long.
-// Unlike arrow-go's, which refuses every device but the CPU, batches on a
-// device a loaded backend owns are copied to the host.
+// Batches the host can read are wrapped without a copy, as arrow-go's are;
+// unlike arrow-go's, which refuses every device but the CPU, batches on a
+// device a loaded backend owns are copied to the host (async.Handler's
+// NextHost).
 func CreateAsyncDeviceStreamHandler(ctx context.Context, queueSize uint64, out *CArrowAsyncDeviceStreamHandler) <-chan AsyncRecordBatchStream {
 	depth := int(min(max(queueSize, 1), maxQueue))
 	ch := make(chan AsyncRecordBatchStream, 1) // the one send never blocks
@@ -107,16 +109,11 @@ func consume(ctx context.Context, h *async.Handler, depth int, ch chan<- AsyncRe
 	defer close(records)
 	ch <- AsyncRecordBatchStream{Schema: sc, AdditionalMetadata: h.AdditionalMetadata(), Stream: records}
 	for {
-		b, err := h.Next(ctx)
+		rec, md, err := h.NextHost(ctx)
 		if err == io.EOF {
 			return
 		}
-		var msg RecordMessage
-		if err == nil {
-			msg.AdditionalMetadata = b.Metadata
-			msg.Record, err = b.ToHost(ctx)
-			b.Release()
-		}
+		msg := RecordMessage{Record: rec, AdditionalMetadata: md}
 		if err != nil {
 			h.Cancel()
 			msg = RecordMessage{Err: streamError(err)}
