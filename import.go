@@ -1,7 +1,6 @@
 package cdevice
 
 import (
-	"fmt"
 	"math"
 	"sync/atomic"
 	"unsafe"
@@ -41,14 +40,17 @@ func ImportArrayWithType(arr *abi.Array, dt arrow.DataType, opts ...ImportOption
 		if src, ok := exportedSource(arr).(arrow.Array); ok && arrow.TypeEqual(src.DataType(), dt, arrow.CheckMetadata()) {
 			src.Retain()
 			ReleaseArray(arr)
-			return validated(src, applyImportOptions(opts).validate(src))
+			return validated(src, importOptions(opts).validate(src))
 		}
 	}
 	imp, err := startImport(arr)
 	if err != nil {
 		return nil, err
 	}
-	d, err := imp.build(&imp.c, dt, 0)
+	var counts slabCounts
+	counts.add(dt, true, 0)
+	b := builder{imp: imp, slab: newImportSlab(counts)}
+	d, err := b.build(&imp.c, dt, 0)
 	if err != nil {
 		imp.fail()
 		return nil, err
@@ -58,7 +60,16 @@ func ImportArrayWithType(arr *abi.Array, dt arrow.DataType, opts ...ImportOption
 	if err != nil {
 		return nil, err
 	}
-	return validated(a, applyImportOptions(opts).validate(a))
+	return validated(a, importOptions(opts).validate(a))
+}
+
+// importOptions is applyImportOptions, without its allocation when there
+// are no options (the common case, per batch).
+func importOptions(opts []ImportOption) importConfig {
+	if len(opts) == 0 {
+		return importConfig{}
+	}
+	return applyImportOptions(opts)
 }
 
 // validated returns v, or releases it and returns err when validation failed.
@@ -93,20 +104,26 @@ func ImportRecordBatchWithSchema(arr *abi.Array, sc *arrow.Schema, opts ...Impor
 		if src, ok := exportedSource(arr).(arrow.RecordBatch); ok && src.Schema() == sc {
 			src.Retain()
 			ReleaseArray(arr)
-			return validated(src, applyImportOptions(opts).validateBatch(src))
+			return validated(src, importOptions(opts).validateBatch(src))
 		}
 	}
 	imp, err := startImport(arr)
 	if err != nil {
 		return nil, err
 	}
-	cols, length, err := imp.buildColumns(&imp.c, sc)
+	b := builder{imp: imp, slab: newImportSlab(batchCounts(sc))}
+	cols, length, err := b.buildColumns(&imp.c, sc)
 	if err != nil {
 		imp.fail()
 		return nil, err
 	}
 	rb, err := finishImport(imp, func() arrow.RecordBatch {
-		arrs := make([]arrow.Array, len(cols))
+		var small [16]arrow.Array // NewRecordBatch copies the columns
+		arrs := small[:0]
+		if len(cols) > len(small) {
+			arrs = make([]arrow.Array, 0, len(cols))
+		}
+		arrs = arrs[:len(cols)]
 		for i, c := range cols {
 			arrs[i] = array.MakeFromData(c)
 			c.Release()
@@ -120,7 +137,7 @@ func ImportRecordBatchWithSchema(arr *abi.Array, sc *arrow.Schema, opts ...Impor
 	if err != nil {
 		return nil, err
 	}
-	return validated(rb, applyImportOptions(opts).validateBatch(rb))
+	return validated(rb, importOptions(opts).validateBatch(rb))
 }
 
 // recordLabel names the struct root of a record batch in errors.
@@ -129,7 +146,7 @@ var recordLabel = arrow.StructOf()
 // buildColumns validates the struct array at a as the root of a record
 // batch of schema sc (no nulls) and builds its columns, sliced to the root's
 // offset and length, without materializing the struct array itself.
-func (imp *arrayImport) buildColumns(a *abi.Array, sc *arrow.Schema) ([]arrow.ArrayData, int64, error) {
+func (b *builder) buildColumns(a *abi.Array, sc *arrow.Schema) ([]arrow.ArrayData, int64, error) {
 	n := node{a: a, dt: recordLabel}
 	if err := n.checkHeader(); err != nil {
 		return nil, 0, err
@@ -147,12 +164,12 @@ func (imp *arrayImport) buildColumns(a *abi.Array, sc *arrow.Schema) ([]arrow.Ar
 		bitutil.CountSetBits(unsafe.Slice((*byte)(abi.Pointer(n.cbuffers[0])), bitmapBytes(n.end)), int(a.Offset), int(a.Length)) != int(a.Length)):
 		return nil, 0, n.errorf("a record batch's struct array has nulls")
 	}
-	cols := make([]arrow.ArrayData, a.NChildren)
+	cols := b.slab.children(int(a.NChildren))
 	for i := range cols {
-		ca, ct, err := n.sub(a.Child(i), sc.Field(i).Type, fmt.Sprintf("column %d", i))
+		ca, ct, err := n.sub(a.Child(i), sc.Field(i).Type, "column", i)
 		var c *array.Data
 		if err == nil {
-			c, err = imp.build(ca, ct, 1)
+			c, err = b.build(ca, ct, 1)
 		}
 		if err != nil {
 			releaseData(cols[:i])
@@ -190,7 +207,7 @@ func releaseData(ds []arrow.ArrayData) {
 // where it is). A device with no loaded backend fails with ErrNoDevice. On
 // failure the input is released.
 func ImportDeviceArray(arr *abi.DeviceArray, schema *abi.Schema, opts ...ImportOption) (arrow.Array, error) {
-	cfg := applyImportOptions(opts)
+	cfg := importOptions(opts)
 	return deviceToHost(arr, cfg, func() { ReleaseSchema(schema) },
 		func() (arrow.Array, error) { return ImportArray(&arr.Array, schema, opts...) },
 		func() (arrow.Array, error) {
@@ -222,7 +239,7 @@ func ImportDeviceRecordBatch(arr *abi.DeviceArray, schema *abi.Schema, opts ...I
 // ImportDeviceRecordBatchWithSchema is ImportDeviceRecordBatch with a
 // schema already imported (a stream's).
 func ImportDeviceRecordBatchWithSchema(arr *abi.DeviceArray, sc *arrow.Schema, opts ...ImportOption) (arrow.RecordBatch, error) {
-	cfg := applyImportOptions(opts)
+	cfg := importOptions(opts)
 	return deviceToHost(arr, cfg, func() {},
 		func() (arrow.RecordBatch, error) { return ImportRecordBatchWithSchema(&arr.Array, sc, opts...) },
 		func() (arrow.RecordBatch, error) {
@@ -282,6 +299,15 @@ type arrayImport struct {
 	live atomic.Int64
 	done atomic.Bool
 	leak leak.Object
+	// No Go pointer: the producer's release gets &c, and cgo's checks
+	// (a cgo producer's release is Go code) refuse memory holding one.
+}
+
+// A builder builds arrow-go data over the tree of imp, taking the
+// per-node objects from slab (kept apart from imp, which C reads).
+type builder struct {
+	imp  *arrayImport
+	slab importSlab
 }
 
 func startImport(arr *abi.Array) (*arrayImport, error) {
@@ -340,62 +366,69 @@ func (imp *arrayImport) Free([]byte) {
 }
 
 // wrap makes an arrow-go buffer over size bytes of foreign memory at p.
-func (imp *arrayImport) wrap(p uintptr, size int64) *memory.Buffer {
+func (b *builder) wrap(p uintptr, size int64) *memory.Buffer {
 	switch {
 	case p == 0:
 		return nil
 	case size == 0:
 		// Present but empty (the data of an all-null string array, say):
 		// an empty buffer, as arrow-go's importer gives, holding nothing of C.
-		return memory.NewBufferBytes(nil)
+		return b.slab.buffer(nil, nil)
 	}
-	imp.live.Add(1)
-	return memory.NewBufferWithAllocator(unsafe.Slice((*byte)(abi.Pointer(p)), size), imp)
+	b.imp.live.Add(1)
+	return b.slab.buffer(unsafe.Slice((*byte)(abi.Pointer(p)), size), b.imp)
 }
 
 // build validates a and wraps its buffers as arrow-go data of type dt.
-func (imp *arrayImport) build(a *abi.Array, dt arrow.DataType, depth int) (*array.Data, error) {
+func (b *builder) build(a *abi.Array, dt arrow.DataType, depth int) (*array.Data, error) {
 	n, err := visit(a, dt, depth)
 	if err != nil {
 		return nil, err
 	}
-	// sub builds a child or the dictionary of n.
-	sub := func(c *abi.Array, ct arrow.DataType, err error) (*array.Data, error) {
-		if err != nil {
-			return nil, err
-		}
-		return imp.build(c, ct, depth+1)
-	}
 	var dict *array.Data
 	if a.Dictionary != 0 {
-		if dict, err = sub(n.dictionary()); err != nil {
-			return nil, err
+		c, ct, err := n.dictionary()
+		if err == nil {
+			dict, err = b.build(c, ct, depth+1)
 		}
-		defer dict.Release()
-	}
-	children := make([]arrow.ArrayData, a.NChildren)
-	for i := range children {
-		c, err := sub(n.child(i))
 		if err != nil {
 			return nil, err
 		}
-		defer c.Release()
-		children[i] = c
 	}
-	bufs, nulls, err := imp.buffers(&n, children)
+	children := b.slab.children(int(a.NChildren))
+	for i := range children {
+		c, ct, err := n.child(i)
+		var cd *array.Data
+		if err == nil {
+			cd, err = b.build(c, ct, depth+1)
+		}
+		if err != nil {
+			releaseBuilt(dict, children[:i])
+			return nil, err
+		}
+		children[i] = cd
+	}
+	bufs, nulls, err := b.buffers(&n, children)
 	if err != nil {
+		releaseBuilt(dict, children)
 		return nil, err
 	}
-	d := array.NewData(dt, int(a.Length), bufs, children, nulls, int(a.Offset))
-	if dict != nil {
-		d.SetDictionary(dict)
-	}
-	for _, b := range bufs {
-		if b != nil {
-			b.Release() // d holds them now
+	d := b.slab.newData(dt, int(a.Length), bufs, children, nulls, int(a.Offset), dict)
+	for _, buf := range bufs {
+		if buf != nil {
+			buf.Release() // d holds them now
 		}
 	}
+	releaseBuilt(dict, children) // and these
 	return d, nil
+}
+
+// releaseBuilt releases what build made of a node's dictionary and children.
+func releaseBuilt(dict *array.Data, children []arrow.ArrayData) {
+	if dict != nil {
+		dict.Release()
+	}
+	releaseData(children)
 }
 
 // cBuffersOf returns the n_buffers the C interface gives a storage type (-1:
@@ -422,7 +455,7 @@ func cBuffersOf(dt arrow.DataType) (n int, legacy bool) {
 // buffers wraps the C buffers of n in arrow-go's layout for its type, after
 // checking that each is present when needed and that children are long
 // enough for what indexes them.
-func (imp *arrayImport) buffers(n *node, children []arrow.ArrayData) (bufs []*memory.Buffer, nulls int, err error) {
+func (b *builder) buffers(n *node, children []arrow.ArrayData) (bufs []*memory.Buffer, nulls int, err error) {
 	a, end := n.a, n.end
 	nulls = int(a.NullCount)
 	// Sizes first, for every type: they bound what the checks below read.
@@ -437,7 +470,7 @@ func (imp *arrayImport) buffers(n *node, children []arrow.ArrayData) (bufs []*me
 	case arrow.RUN_END_ENCODED:
 		return nil, 0, n.checkRunEnds(children)
 	case arrow.SPARSE_UNION, arrow.DENSE_UNION:
-		return imp.unionBuffers(n, children)
+		return b.unionBuffers(n, children)
 	}
 	if n.cbuffers[0] == 0 {
 		nulls = 0 // an unknown count (-1): visit refused a positive one without a bitmap
@@ -462,9 +495,9 @@ func (imp *arrayImport) buffers(n *node, children []arrow.ArrayData) (bufs []*me
 	if id := n.dt.ID(); id == arrow.BINARY_VIEW || id == arrow.STRING_VIEW {
 		cb = cb[:len(cb)-1] // arrow-go's view data has no variadic sizes buffer
 	}
-	bufs = make([]*memory.Buffer, len(cb))
+	bufs = b.slab.bufferSlice(len(cb))
 	for i, p := range cb {
-		bufs[i] = imp.wrap(p, sizes[i])
+		bufs[i] = b.wrap(p, sizes[i])
 	}
 	return bufs, nulls, nil
 }
@@ -620,7 +653,7 @@ func cBufferSizesUnchecked(n *node, read func(buf int, idx, w int64) int64, scra
 
 // unionBuffers checks every type id and (dense) offset: a bad one would make
 // arrow-go index past its children.
-func (imp *arrayImport) unionBuffers(n *node, children []arrow.ArrayData) ([]*memory.Buffer, int, error) {
+func (b *builder) unionBuffers(n *node, children []arrow.ArrayData) ([]*memory.Buffer, int, error) {
 	ut := n.dt.(arrow.UnionType)
 	cb := n.cbuffers
 	if want, _ := cBuffersOf(n.dt); len(cb) == want+1 {
@@ -656,10 +689,14 @@ func (imp *arrayImport) unionBuffers(n *node, children []arrow.ArrayData) ([]*me
 			return nil, 0, n.errorf("child %d has length %d, shorter than offset+length %d", codes[id], c.Len(), n.end)
 		}
 	}
-	bufs := []*memory.Buffer{nil, imp.wrap(cb[0], n.end)}
+	var bufs []*memory.Buffer // arrow-go's: nil validity, type ids[, offsets]
 	if dense {
-		bufs = append(bufs, imp.wrap(cb[1], n.end*4))
+		bufs = b.slab.bufferSlice(3)
+		bufs[2] = b.wrap(cb[1], n.end*4)
+	} else {
+		bufs = b.slab.bufferSlice(2)
 	}
+	bufs[1] = b.wrap(cb[0], n.end)
 	return bufs, 0, nil
 }
 

@@ -110,16 +110,24 @@ func hasValidity(id arrow.Type) bool {
 // child returns C child i of n and its type, checked to be present and
 // live.
 func (n *node) child(i int) (*abi.Array, arrow.DataType, error) {
-	return n.sub(n.a.Child(i), childField(n.dt, i).Type, fmt.Sprintf("child %d", i))
+	return n.sub(n.a.Child(i), childField(n.dt, i).Type, "child", i)
 }
 
 // dictionary returns the dictionary of a dictionary-encoded n and its value
 // type, checked to be live.
 func (n *node) dictionary() (*abi.Array, arrow.DataType, error) {
-	return n.sub((*abi.Array)(abi.Pointer(n.a.Dictionary)), n.dt.(*arrow.DictionaryType).ValueType, "dictionary")
+	return n.sub((*abi.Array)(abi.Pointer(n.a.Dictionary)), n.dt.(*arrow.DictionaryType).ValueType, "dictionary", -1)
 }
 
-func (n *node) sub(c *abi.Array, dt arrow.DataType, what string) (*abi.Array, arrow.DataType, error) {
+// sub checks c, n's child (what i) or dictionary (what, i < 0); the name is
+// formatted only for an error.
+func (n *node) sub(c *abi.Array, dt arrow.DataType, what string, i int) (*abi.Array, arrow.DataType, error) {
+	if c != nil && c.Release != 0 {
+		return c, dt, nil
+	}
+	if i >= 0 {
+		what = fmt.Sprintf("%s %d", what, i)
+	}
 	switch {
 	case c == nil:
 		return nil, nil, n.errorf("%s ArrowArray pointer is NULL", what)
