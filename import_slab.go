@@ -114,13 +114,13 @@ type importSlab struct {
 	kids  []arrow.ArrayData
 }
 
-// smallSlab is the backing arrays of an import of one small column, in
-// one allocation.
+// smallSlab is the backing arrays of an import of one flat column (a
+// batch's, or an array's), in one allocation.
 type smallSlab struct {
-	datas [2]array.Data
+	datas [1]array.Data
 	bufs  [3]memory.Buffer
 	ptrs  [3]*memory.Buffer
-	kids  [2]arrow.ArrayData
+	kids  [1]arrow.ArrayData
 }
 
 // newImportSlab returns a slab that holds c: in a smallSlab when c fits
