@@ -147,7 +147,7 @@ var recordLabel = arrow.StructOf()
 // batch of schema sc (no nulls) and builds its columns, sliced to the root's
 // offset and length, without materializing the struct array itself.
 func (b *builder) buildColumns(a *abi.Array, sc *arrow.Schema) ([]arrow.ArrayData, int64, error) {
-	n := node{a: a, dt: recordLabel}
+	n := node{a: a, dt: recordLabel, id: arrow.STRUCT}
 	if err := n.checkHeader(); err != nil {
 		return nil, 0, err
 	}
@@ -464,7 +464,7 @@ func (b *builder) buffers(n *node, children []arrow.ArrayData) (bufs []*memory.B
 	if err != nil {
 		return nil, 0, err
 	}
-	switch n.dt.ID() {
+	switch n.id {
 	case arrow.NULL:
 		return nil, int(a.Length), nil
 	case arrow.RUN_END_ENCODED:
@@ -492,7 +492,7 @@ func (b *builder) buffers(n *node, children []arrow.ArrayData) (bufs []*memory.B
 		}
 	}
 	cb := n.cbuffers
-	if id := n.dt.ID(); id == arrow.BINARY_VIEW || id == arrow.STRING_VIEW {
+	if id := n.id; id == arrow.BINARY_VIEW || id == arrow.STRING_VIEW {
 		cb = cb[:len(cb)-1] // arrow-go's view data has no variadic sizes buffer
 	}
 	bufs = b.slab.bufferSlice(len(cb))
@@ -577,7 +577,7 @@ func cBufferSizesUnchecked(n *node, read func(buf int, idx, w int64) int64, scra
 		}
 		return read(i, idx, w), nil
 	}
-	switch n.dt.ID() {
+	switch n.id {
 	case arrow.NULL, arrow.RUN_END_ENCODED:
 		return sizes, nil
 	case arrow.STRUCT, arrow.FIXED_SIZE_LIST:
@@ -588,7 +588,7 @@ func cBufferSizesUnchecked(n *node, read func(buf int, idx, w int64) int64, scra
 			ids = 1 // legacy validity bitmap first
 		}
 		sizes[ids] = end
-		if n.dt.ID() == arrow.DENSE_UNION {
+		if n.id == arrow.DENSE_UNION {
 			sizes[ids+1] = end * 4
 		}
 		return sizes, nil
@@ -665,7 +665,7 @@ func (b *builder) unionBuffers(n *node, children []arrow.ArrayData) ([]*memory.B
 	if cb[0] == 0 && n.end > 0 {
 		return nil, 0, n.errorf("type ids buffer is NULL")
 	}
-	dense := n.dt.ID() == arrow.DENSE_UNION
+	dense := n.id == arrow.DENSE_UNION
 	if dense && cb[1] == 0 && n.end > 0 {
 		return nil, 0, n.errorf("offsets buffer is NULL")
 	}

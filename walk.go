@@ -18,6 +18,7 @@ import (
 type node struct {
 	a        *abi.Array
 	dt       arrow.DataType // storage type
+	id       arrow.Type     // dt.ID(), asked once
 	end      int64          // offset + length
 	cbuffers []uintptr
 	depth    int
@@ -36,6 +37,7 @@ func visit(a *abi.Array, dt arrow.DataType, depth int) (node, error) {
 		return node{}, invalidf("array nesting deeper than %d (or a cycle)", maxDepth)
 	}
 	n := node{a: a, dt: storageType(dt), depth: depth}
+	n.id = n.dt.ID()
 	if err := n.checkHeader(); err != nil {
 		return n, err
 	}
@@ -43,12 +45,12 @@ func visit(a *abi.Array, dt arrow.DataType, depth int) (node, error) {
 	if err := n.checkCounts(); err != nil {
 		return n, err
 	}
-	switch isDict := n.dt.ID() == arrow.DICTIONARY; {
+	switch isDict := n.id == arrow.DICTIONARY; {
 	case isDict && a.Dictionary == 0:
 		return n, n.errorf("dictionary-encoded array without a dictionary")
 	case !isDict && a.Dictionary != 0:
 		return n, n.errorf("has a dictionary but its type is not dictionary-encoded")
-	case len(n.cbuffers) > 0 && n.cbuffers[0] == 0 && a.NullCount > 0 && hasValidity(n.dt.ID()):
+	case len(n.cbuffers) > 0 && n.cbuffers[0] == 0 && a.NullCount > 0 && hasValidity(n.id):
 		return n, n.errorf("null_count %d without a validity bitmap", a.NullCount)
 	}
 	return n, nil
