@@ -66,6 +66,8 @@ type deviceOwner struct {
 	event     device.Event
 	imp       *arrayImport
 	onRelease func() // NewDeviceArray's release
+	shared    []arrow.ArrayData // host data whose buffers the tree shares (CPURecordBatch)
+	pin       runtime.Pinner    // those buffers, while C may read them through an export
 	leak      leak.Object
 	root      *DeviceArray // the node whose Release drops the tree's own references
 }
@@ -92,6 +94,10 @@ func (o *deviceOwner) release() {
 	}
 	if o.onRelease != nil {
 		o.onRelease()
+	}
+	o.pin.Unpin()
+	for _, d := range o.shared {
+		d.Release()
 	}
 	o.leak.Done()
 }
@@ -194,6 +200,7 @@ type upload struct {
 	stream device.Stream
 	owner  *deviceOwner
 	pin    runtime.Pinner // host buffers an asynchronous copy may still read
+	share  bool           // device.CPU, no copy: the tree points at the host buffers
 }
 
 func (u *upload) node(d arrow.ArrayData, depth int) (*DeviceArray, error) {
@@ -212,6 +219,11 @@ func (u *upload) node(d arrow.ArrayData, depth int) (*DeviceArray, error) {
 	var err error
 	forEachCBuffer(d, make([]int64, nsizes), func(i int, b []byte) {
 		if err != nil || len(b) == 0 {
+			return
+		}
+		if u.share {
+			u.owner.pin.Pin(&b[0])
+			a.Buffers[i] = DeviceBuffer{Ptr: device.Pointer(unsafe.Pointer(&b[0])), Size: int64(len(b))}
 			return
 		}
 		var p device.Pointer

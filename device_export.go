@@ -137,6 +137,35 @@ func CopyRecordBatchToDevice(ctx context.Context, rb arrow.RecordBatch, dev devi
 	return newDeviceRecordBatch(rb.Schema(), rootOf(root)), nil
 }
 
+// CPURecordBatch returns rb as a device record batch on device.CPU without
+// copying it: the result's buffers are rb's, pinned, and rb is retained,
+// until the result's last reference is released (rb itself may be released
+// at once). Its exports hand C pointers into rb's memory, as ExportRecordBatch
+// does; CopyRecordBatchToDevice(ctx, rb, device.CPU) copies instead. It is
+// how host batches feed a CPU device stream or an async producer for free.
+func CPURecordBatch(rb arrow.RecordBatch) (*DeviceRecordBatch, error) {
+	if rb == nil {
+		return nil, invalidf("CPURecordBatch: nil record batch")
+	}
+	u := upload{ctx: context.Background(), dev: device.CPU, owner: newDeviceOwner(device.CPU), share: true}
+	cols := make([]*DeviceArray, rb.NumCols())
+	for i, c := range rb.Columns() {
+		var err error
+		if cols[i], err = u.node(c.Data(), 0); err != nil {
+			u.owner.release()
+			return nil, err
+		}
+		c.Data().Retain()
+		u.owner.shared = append(u.owner.shared, c.Data())
+	}
+	root := &DeviceArray{
+		Type: structOf(rb.Schema()), Length: rb.NumRows(),
+		Buffers: make([]DeviceBuffer, 1), Children: cols,
+		DeviceType: abi.DeviceCPU, DeviceID: device.CPU.ID(), Device: device.CPU, owner: u.owner,
+	}
+	return newDeviceRecordBatch(rb.Schema(), rootOf(root)), nil
+}
+
 // ToHost copies the batch into Go memory.
 func (b *DeviceRecordBatch) ToHost(ctx context.Context) (arrow.RecordBatch, error) {
 	h, err := download(ctx, b.root)

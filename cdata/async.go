@@ -11,7 +11,6 @@ import (
 	"github.com/purearrow/cdevice"
 	"github.com/purearrow/cdevice/abi"
 	"github.com/purearrow/cdevice/async"
-	"github.com/purearrow/cdevice/device"
 	"github.com/purearrow/cdevice/internal/cmeta"
 )
 
@@ -152,7 +151,7 @@ type sourceError struct{ error }
 
 func (e sourceError) Unwrap() []error { return []error{e.error, syscall.EINVAL} }
 
-// messages yields stream's records as CPU device batches.
+// messages yields stream's records as CPU device batches, without copying.
 func messages(stream <-chan RecordMessage) iter.Seq2[async.Batch, error] {
 	return func(yield func(async.Batch, error) bool) {
 		for msg := range stream {
@@ -160,7 +159,7 @@ func messages(stream <-chan RecordMessage) iter.Seq2[async.Batch, error] {
 				yield(async.Batch{}, sourceError{msg.Err})
 				return
 			}
-			b, err := cdevice.CopyRecordBatchToDevice(context.Background(), msg.Record, device.CPU)
+			b, err := cdevice.CPURecordBatch(msg.Record) // shares, as arrow-go's export does
 			if msg.Record != nil {
 				msg.Record.Release()
 			}

@@ -16,7 +16,7 @@
 //	ExportRecordReader                    stream.ExportReader
 //	ReleaseCArrowSchema, …Array, …ArrayStream cdevice.ReleaseSchema, ReleaseArray, ReleaseArrayStream
 //	CreateAsyncDeviceStreamHandler        async.NewHandler with async.WithHandlerStruct
-//	ExportAsyncRecordBatchStream          async.Produce on the CPU device
+//	ExportAsyncRecordBatchStream          async.Produce of cdevice.CPURecordBatch (no copy)
 //
 // Where arrow-go panics or would crash, this package does not:
 //
