@@ -65,7 +65,7 @@ type deviceOwner struct {
 	allocs    []DeviceBuffer // memory from allocDevice
 	event     device.Event
 	imp       *arrayImport
-	onRelease func() // NewDeviceArray's release
+	onRelease func()            // NewDeviceArray's release
 	shared    []arrow.ArrayData // host data whose buffers the tree shares (CPURecordBatch)
 	pin       runtime.Pinner    // those buffers, while C may read them through an export
 	leak      leak.Object
