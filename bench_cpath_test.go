@@ -34,6 +34,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/purearrow/cdevice"
 	"github.com/purearrow/cdevice/abi"
 	"github.com/purearrow/cdevice/internal/benchpeer"
@@ -203,4 +204,51 @@ func TestCPathBenchHarness(t *testing.T) {
 	}
 	// AllocsPerRun runs its function once more than it counts.
 	p.CheckReleased(t, before, 2+101*2+101*2+101*5, 0)
+}
+
+// BenchmarkArrowGoValuesWide is the floor under any import that returns
+// arrow-go values: building the wide batch's arrow-go objects (a Data and
+// buffers per node with arrow-go's own constructors, the arrays, the
+// record) over memory that is already there, and releasing them; no C, no
+// checks. Compare CImportWide and CStreamWide (per batch) with it.
+func BenchmarkArrowGoValuesWide(b *testing.B) {
+	rec := wideBatch(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		cols := make([]arrow.Array, rec.NumCols())
+		for i, c := range rec.Columns() {
+			d := rebuildData(c.Data())
+			cols[i] = array.MakeFromData(d)
+			d.Release()
+		}
+		r := array.NewRecordBatch(rec.Schema(), cols, rec.NumRows())
+		for _, c := range cols {
+			c.Release()
+		}
+		r.Release()
+	}
+}
+
+// rebuildData makes new arrow-go objects for d's tree over d's memory.
+func rebuildData(d arrow.ArrayData) *array.Data {
+	kids := make([]arrow.ArrayData, len(d.Children()))
+	for i, c := range d.Children() {
+		kids[i] = rebuildData(c)
+	}
+	bufs := make([]*memory.Buffer, len(d.Buffers()))
+	for i, b := range d.Buffers() {
+		if b != nil {
+			bufs[i] = memory.NewBufferBytes(b.Bytes())
+		}
+	}
+	nd := array.NewData(d.DataType(), d.Len(), bufs, kids, d.NullN(), d.Offset())
+	for _, k := range kids {
+		k.Release()
+	}
+	if dict, ok := d.Dictionary().(*array.Data); ok && dict != nil {
+		dd := rebuildData(dict)
+		nd.SetDictionary(dd)
+		dd.Release()
+	}
+	return nd
 }
