@@ -146,7 +146,6 @@ func strAggs(t *testing.T, a arrow.Array) []*big.Int {
 	return bigs(count(a), n, b)
 }
 
-
 var typeCases = []typeCase{
 	{"tinyint", "(i % 100 - 50)::TINYINT", []string{"count(c)", "sum(c)"}, sumInts},
 	{"smallint", "(i % 30000 - 15000)::SMALLINT", []string{"count(c)", "sum(c)"}, sumInts},
