@@ -1,0 +1,134 @@
+package main
+
+import (
+	"context"
+	"io"
+	"net"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/purearrow/cdevice"
+	"github.com/purearrow/cdevice/abi"
+	"github.com/purearrow/cdevice/device"
+	"google.golang.org/grpc"
+)
+
+// The benchmarks move a 256 MiB stream (256 batches of one 1 MiB int64
+// column) over loopback gRPC, DoGet: through cdevice (a device stream on the
+// server, brought to the host and written; on the client landed on the
+// device and read by a consumer of the exported ArrowDeviceArrayStream),
+// and through arrow-go Flight alone (the same batches written with
+// flight.NewRecordWriter, read with flight.NewRecordReader).
+const (
+	benchBatches = 256
+	benchBatch   = 1 << 20
+)
+
+func benchServe(b *testing.B, srv flight.FlightServer) flight.Client {
+	b.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	gs := grpc.NewServer()
+	flight.RegisterFlightServiceServer(gs, srv)
+	go func() { _ = gs.Serve(lis) }() // ends with Stop
+	c, err := dial(lis.Addr().String())
+	if err != nil {
+		gs.Stop()
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		c.Close()
+		gs.Stop()
+	})
+	return c
+}
+
+func benchRecs() (*arrow.Schema, []arrow.RecordBatch) {
+	rb := genBatch(benchBatch)
+	recs := make([]arrow.RecordBatch, benchBatches)
+	for i := range recs {
+		rb.Retain()
+		recs[i] = rb
+	}
+	rb.Release()
+	return recs[0].Schema(), recs
+}
+
+// BenchmarkDoGetCdevice: the cdevice path, CPU device on both sides.
+func BenchmarkDoGetCdevice(b *testing.B) {
+	sc, recs := benchRecs()
+	defer releaseAll(recs)
+	c := benchServe(b, &Server{Open: func(ctx context.Context, _ []byte, out *abi.DeviceArrayStream) error {
+		return exportBatches(ctx, sc, recs, device.CPU, out)
+	}})
+	ctx := context.Background()
+	cs := cdevice.New[abi.DeviceArrayStream]()
+	defer cdevice.Free(cs)
+	b.SetBytes(benchBatches * benchBatch)
+	b.ResetTimer()
+	for b.Loop() {
+		if err := Get(ctx, c, []byte("bench"), device.CPU, cs); err != nil {
+			b.Fatal(err)
+		}
+		n, err := consumeCount(ctx, cs)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if n.Rows != benchBatches*benchBatch/8 {
+			b.Fatalf("%d rows", n.Rows)
+		}
+	}
+}
+
+// plainServer serves the batches with arrow-go Flight only.
+type plainServer struct {
+	flight.BaseFlightServer
+	sc   *arrow.Schema
+	recs []arrow.RecordBatch
+}
+
+func (s *plainServer) DoGet(_ *flight.Ticket, fs flight.FlightService_DoGetServer) error {
+	w := flight.NewRecordWriter(fs, ipc.WithSchema(s.sc))
+	for _, rb := range s.recs {
+		if err := w.Write(rb); err != nil {
+			w.Close()
+			return err
+		}
+	}
+	return w.Close()
+}
+
+// BenchmarkDoGetPlainFlight: arrow-go Flight moving the same batches.
+func BenchmarkDoGetPlainFlight(b *testing.B) {
+	sc, recs := benchRecs()
+	defer releaseAll(recs)
+	c := benchServe(b, &plainServer{sc: sc, recs: recs})
+	ctx := context.Background()
+	b.SetBytes(benchBatches * benchBatch)
+	b.ResetTimer()
+	for b.Loop() {
+		fs, err := c.DoGet(ctx, &flight.Ticket{Ticket: []byte("bench")})
+		if err != nil {
+			b.Fatal(err)
+		}
+		rdr, err := flight.NewRecordReader(fs)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var rows int64
+		for rdr.Next() {
+			rows += rdr.RecordBatch().NumRows()
+		}
+		if err := rdr.Err(); err != nil && err != io.EOF {
+			b.Fatal(err)
+		}
+		rdr.Release()
+		if rows != benchBatches*benchBatch/8 {
+			b.Fatalf("%d rows", rows)
+		}
+	}
+}
