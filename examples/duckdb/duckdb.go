@@ -379,6 +379,34 @@ func (d *DB) Query(sql string, opts ...stream.Option) (*Rows, error) {
 	return rows, nil
 }
 
+// executeRaw runs sql and leaves DuckDB's result ArrowArrayStream in s,
+// not imported (the import-overhead benchmark reads it with bare
+// get_next/release calls). The caller releases s, then calls done, which
+// releases the statement.
+func (d *DB) executeRaw(sql string, s *abi.ArrayStream) (done func(), err error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	e := d.newError()
+	defer d.freeError(e)
+	st, err := d.statement(e, sql)
+	if err != nil {
+		return nil, err
+	}
+	if err := d.call("AdbcStatementExecuteQuery", drvStatementExecuteQuery, e,
+		uintptr(unsafe.Pointer(st)), uintptr(unsafe.Pointer(s)), 0); err != nil {
+		if !s.Released() {
+			cdevice.ReleaseArrayStream(s)
+		}
+		d.releaseStatement(st)
+		return nil, err
+	}
+	return func() {
+		d.mu.Lock()
+		d.releaseStatement(st)
+		d.mu.Unlock()
+	}, nil
+}
+
 // Exec runs sql and discards any result.
 func (d *DB) Exec(sql string) error {
 	r, err := d.Query(sql)
