@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net"
+	"sync/atomic"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -16,11 +17,12 @@ import (
 )
 
 // The benchmarks move a 256 MiB stream (256 batches of one 1 MiB int64
-// column) over loopback gRPC, DoGet: through cdevice (a device stream on the
-// server, brought to the host and written; on the client landed on the
-// device and read by a consumer of the exported ArrowDeviceArrayStream),
-// and through arrow-go Flight alone (the same batches written with
-// flight.NewRecordWriter, read with flight.NewRecordReader).
+// column) over loopback gRPC, DoGet and DoPut: through cdevice (a device
+// stream on the sending side, brought to the host and written; on the
+// receiving side landed on the device and read by a consumer of the exported
+// ArrowDeviceArrayStream), and through arrow-go Flight alone (the same
+// batches written with flight.NewRecordWriter, read with
+// flight.NewRecordReader).
 const (
 	benchBatches = 256
 	benchBatch   = 1 << 20
@@ -129,6 +131,104 @@ func BenchmarkDoGetPlainFlight(b *testing.B) {
 		rdr.Release()
 		if rows != benchBatches*benchBatch/8 {
 			b.Fatalf("%d rows", rows)
+		}
+	}
+}
+
+// BenchmarkDoPutCdevice: the cdevice path, CPU device on both sides: Put
+// sends a device stream, the server lands the batches on its device and a
+// consumer reads the exported ArrowDeviceArrayStream.
+func BenchmarkDoPutCdevice(b *testing.B) {
+	sc, recs := benchRecs()
+	defer releaseAll(recs)
+	var rows atomic.Int64
+	c := benchServe(b, &Server{Device: device.CPU, Consume: func(ctx context.Context, _ *flight.FlightDescriptor, in *abi.DeviceArrayStream) error {
+		n, err := consumeCount(ctx, in)
+		rows.Store(n.Rows)
+		return err
+	}})
+	ctx := context.Background()
+	cs := cdevice.New[abi.DeviceArrayStream]()
+	defer cdevice.Free(cs)
+	desc := &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: []byte("bench")}
+	b.SetBytes(benchBatches * benchBatch)
+	b.ResetTimer()
+	for b.Loop() {
+		rows.Store(0)
+		if err := exportBatches(ctx, sc, recs, device.CPU, cs); err != nil {
+			b.Fatal(err)
+		}
+		if err := Put(ctx, c, desc, cs); err != nil {
+			b.Fatal(err)
+		}
+		if n := rows.Load(); n != benchBatches*benchBatch/8 {
+			b.Fatalf("%d rows", n)
+		}
+	}
+}
+
+// plainPutServer reads DoPut batches with arrow-go Flight only.
+type plainPutServer struct {
+	flight.BaseFlightServer
+	rows atomic.Int64
+}
+
+func (s *plainPutServer) DoPut(ps flight.FlightService_DoPutServer) error {
+	rdr, err := flight.NewRecordReader(ps)
+	if err != nil {
+		return err
+	}
+	defer rdr.Release()
+	var rows int64
+	for rdr.Next() {
+		rows += rdr.RecordBatch().NumRows()
+	}
+	if err := rdr.Err(); err != nil && err != io.EOF {
+		return err
+	}
+	s.rows.Store(rows)
+	return ps.Send(&flight.PutResult{})
+}
+
+// BenchmarkDoPutPlainFlight: arrow-go Flight moving the same batches.
+func BenchmarkDoPutPlainFlight(b *testing.B) {
+	sc, recs := benchRecs()
+	defer releaseAll(recs)
+	srv := &plainPutServer{}
+	c := benchServe(b, srv)
+	ctx := context.Background()
+	desc := &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: []byte("bench")}
+	b.SetBytes(benchBatches * benchBatch)
+	b.ResetTimer()
+	for b.Loop() {
+		srv.rows.Store(0)
+		ps, err := c.DoPut(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		w := flight.NewRecordWriter(ps, ipc.WithSchema(sc))
+		w.SetFlightDescriptor(desc)
+		for _, rb := range recs {
+			if err := w.Write(rb); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if err := w.Close(); err != nil {
+			b.Fatal(err)
+		}
+		if err := ps.CloseSend(); err != nil {
+			b.Fatal(err)
+		}
+		for {
+			if _, err := ps.Recv(); err != nil {
+				if err != io.EOF {
+					b.Fatal(err)
+				}
+				break
+			}
+		}
+		if n := srv.rows.Load(); n != benchBatches*benchBatch/8 {
+			b.Fatalf("%d rows", n)
 		}
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
+	"runtime"
 	"sync"
 	"sync/atomic"
 
@@ -84,7 +86,8 @@ func (s *Server) DoPut(ps flight.FlightService_DoPutServer) error {
 	}
 	cs := cdevice.New[abi.DeviceArrayStream]()
 	defer cdevice.Free(cs)
-	if err := stream.ExportReaderToDevice(ctx, rdr, dev, cs); err != nil {
+	// rdr outlives cs: cs is released below, before the deferred rdr.Release.
+	if err := exportLanded(ctx, rdr, dev, cs); err != nil {
 		return status.Errorf(codes.Internal, "DoPut: exporting to %s: %v", dev.Name(), err)
 	}
 	err = s.Consume(ctx, rdr.LatestFlightDescriptor(), cs)
@@ -146,7 +149,8 @@ func sendDevice(ctx context.Context, rdr *stream.DeviceReader, w flight.DataStre
 
 // Get calls DoGet for ticket and exports what arrives as an
 // ArrowDeviceArrayStream on dev into out: each batch is copied to dev when
-// the consumer asks for it. ctx bounds the whole stream: when it is done the
+// the consumer asks for it, except on the CPU, where the received batches
+// are handed out as they are. ctx bounds the whole stream: when it is done the
 // call ends and the consumer's next get_next fails. Releasing out before the
 // end cancels the call.
 func Get(ctx context.Context, c flight.Client, ticket []byte, dev device.Device, out *abi.DeviceArrayStream) error {
@@ -166,9 +170,76 @@ func Get(ctx context.Context, c flight.Client, ticket []byte, dev device.Device,
 	}
 	cr := &cancelReader{Reader: rdr, cancel: cancel}
 	cr.refs.Store(1)
-	err = stream.ExportReaderToDevice(ctx, cr, dev, out)
-	cr.Release()
-	return err
+	if dev.Type() != abi.DeviceCPU {
+		err = stream.ExportReaderToDevice(ctx, cr, dev, out) // retains cr until out's release
+		cr.Release()
+		return err
+	}
+	// On the CPU no copy: the stream hands out the received batches
+	// themselves and takes over our reference to cr. The sequence releases
+	// it when it ends or is stopped (out's release); ExportDeviceStream has
+	// no release hook for a sequence that never started (out released
+	// before any get_next), so a cleanup releases it once the stream has
+	// dropped the sequence.
+	o := &seqOwner{r: cr}
+	token := &seqToken{}
+	runtime.AddCleanup(token, (*seqOwner).release, o)
+	seq := cpuBatches(ctx, cr, func() { o.release(); runtime.KeepAlive(token) })
+	if err := stream.ExportDeviceStream(cr.Schema(), abi.DeviceCPU, seq, out); err != nil {
+		o.release()
+		return err
+	}
+	return nil
+}
+
+// seqOwner releases a sequence's reader once.
+type seqOwner struct {
+	r    array.RecordReader
+	once sync.Once
+}
+
+func (o *seqOwner) release() { o.once.Do(o.r.Release) }
+
+// seqToken is what a sequence refers to so that a cleanup can tell when it
+// is gone. It holds a pointer so that it is never a tiny allocation (one
+// that shares its memory block, and its cleanup's timing, with others).
+type seqToken struct{ _ *byte }
+
+// exportLanded exports rdr as an ArrowDeviceArrayStream on dev into out:
+// on the CPU the received batches themselves (cpuBatches), elsewhere copied
+// to dev when the consumer asks for each. On the CPU rdr must outlive out
+// (ExportReaderToDevice retains it instead).
+func exportLanded(ctx context.Context, rdr array.RecordReader, dev device.Device, out *abi.DeviceArrayStream) error {
+	if dev.Type() != abi.DeviceCPU {
+		return stream.ExportReaderToDevice(ctx, rdr, dev, out)
+	}
+	return stream.ExportDeviceStream(rdr.Schema(), abi.DeviceCPU, cpuBatches(ctx, rdr, func() {}), out)
+}
+
+// cpuBatches yields rdr's batches as CPU device batches without copying
+// them (cdevice.CPURecordBatch retains each, so rdr may release its current
+// batch on the next Next while the consumer still holds the previous one).
+// done runs when the sequence ends or is stopped.
+func cpuBatches(ctx context.Context, rdr array.RecordReader, done func()) iter.Seq2[*cdevice.DeviceRecordBatch, error] {
+	return func(yield func(*cdevice.DeviceRecordBatch, error) bool) {
+		defer done()
+		for {
+			if err := ctx.Err(); err != nil {
+				yield(nil, err)
+				return
+			}
+			if !rdr.Next() {
+				break
+			}
+			b, err := cdevice.CPURecordBatch(rdr.RecordBatch())
+			if !yield(b, err) || err != nil {
+				return
+			}
+		}
+		if err := rdr.Err(); err != nil {
+			yield(nil, err)
+		}
+	}
 }
 
 // cancelReader is a Flight reader whose last Release also ends the gRPC

@@ -430,6 +430,39 @@ func TestClientStopsEarly(t *testing.T) {
 	}
 }
 
+// TestClientReleasesUnread: a consumer that releases the stream before
+// reading any batch still ends the call (on the CPU, where Get hands out the
+// received batches, through a cleanup once the stream has dropped its
+// sequence: hence the GCs).
+func TestClientReleasesUnread(t *testing.T) {
+	checkClean(t)
+	batch := genBatch(64 << 10)
+	defer batch.Release()
+	handlerDone := make(chan error, 1)
+	srv := &Server{Open: func(ctx context.Context, _ []byte, out *abi.DeviceArrayStream) error {
+		go func() { <-ctx.Done(); handlerDone <- ctx.Err() }()
+		return stream.ExportDeviceStream(batch.Schema(), abi.DeviceCPU, endless(ctx, batch, nil), out)
+	}}
+	h := start(t, srv)
+	cs := cdevice.New[abi.DeviceArrayStream]()
+	defer cdevice.Free(cs)
+	if err := Get(context.Background(), h.client, []byte("endless"), device.CPU, cs); err != nil {
+		t.Fatal(err)
+	}
+	cdevice.ReleaseDeviceArrayStream(cs)
+	deadline := time.After(10 * time.Second)
+	for {
+		runtime.GC()
+		select {
+		case <-handlerDone:
+			return
+		case <-deadline:
+			t.Fatal("the server's handler is still running after the consumer released the stream unread")
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
 // TestServerEndsEarly: a server whose stream fails mid-way gives the
 // client's consumer that error; a DoPut consumer that stops early gives the
 // client's Put an error. Both free everything.
