@@ -29,12 +29,13 @@ func directError(err error) error {
 	return producerFailure{&cdevice.ProducerError{Call: "get_next", Code: int(errno.Of(err)), Message: err.Error()}, err}
 }
 
-// An Option changes how a stream is imported.
+// An Option changes how a stream is imported (or, WithOnRelease, exported).
 type Option func(*config)
 
 type config struct {
 	maxEmpty   int
 	importOpts []cdevice.ImportOption
+	onRelease  func()
 }
 
 // WithMaxEmptyBatches makes the import fail with ErrEmptyBatches after n
@@ -47,6 +48,13 @@ func WithMaxEmptyBatches(n int) Option { return func(c *config) { c.maxEmpty = n
 func WithImportOptions(opts ...cdevice.ImportOption) Option {
 	return func(c *config) { c.importOpts = append(c.importOpts, opts...) }
 }
+
+// WithOnRelease has ExportDeviceStream call f once, when the consumer
+// releases the stream, after the batch source is stopped: how a source that
+// holds something (a network call, a file) learns the consumer is done, also
+// when it released the stream before reading a batch (a sequence that never
+// started is never told).
+func WithOnRelease(f func()) Option { return func(c *config) { c.onRelease = f } }
 
 func newConfig(opts []Option) config {
 	var c config

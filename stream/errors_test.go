@@ -3,7 +3,9 @@ package stream_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"iter"
+	"sync/atomic"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -235,5 +237,51 @@ func TestExportedReaderWithoutSchema(t *testing.T) {
 		if !errors.As(err, &pe) || pe.Call != "get_schema" || pe.Message != errSource.Error() {
 			t.Errorf("identity %v: ImportReader: %v, want get_schema's ProducerError carrying %q", direct, err, errSource)
 		}
+	}
+}
+
+// WithOnRelease runs once when the consumer releases an exported device
+// stream: after reading it all, part of it, or none of it (a sequence that
+// never started is never told otherwise).
+func TestExportDeviceStreamOnRelease(t *testing.T) {
+	for _, read := range []int{0, 1, 3} {
+		t.Run(fmt.Sprint("read ", read), func(t *testing.T) {
+			recs := cstBatches(t, 3, 2, 0)
+			var started, released atomic.Int32
+			batches := func(yield func(*cdevice.DeviceRecordBatch, error) bool) {
+				started.Add(1)
+				for _, rec := range recs {
+					db, err := cdevice.CPURecordBatch(rec)
+					if !yield(db, err) {
+						return
+					}
+				}
+			}
+			s := cstNew[abi.DeviceArrayStream](t)
+			if err := stream.ExportDeviceStream(cstSchema, abi.DeviceCPU, batches, s, stream.WithOnRelease(func() { released.Add(1) })); err != nil {
+				t.Fatal(err)
+			}
+			r, err := stream.ImportDeviceStream(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for n := 0; n < read; n++ {
+				b, err := r.Next(context.Background())
+				if err != nil || b == nil {
+					t.Fatalf("batch %d: %v, %v", n, b, err)
+				}
+				b.Release()
+			}
+			if released.Load() != 0 {
+				t.Error("the release hook ran before the stream was released")
+			}
+			r.Release()
+			if got := released.Load(); got != 1 {
+				t.Errorf("release hook ran %d times, want 1", got)
+			}
+			if read == 0 && started.Load() != 0 {
+				t.Error("the sequence started though nothing was read")
+			}
+		})
 	}
 }

@@ -250,8 +250,14 @@ func deviceStreamAt(p uintptr) *abi.DeviceArrayStream {
 // devices of type deviceType, as an ArrowDeviceArrayStream into out. Each
 // batch is exported with its sync event and then released (the export holds
 // its own reference); a batch on another device type fails the stream.
-func ExportDeviceStream(sc *arrow.Schema, deviceType abi.DeviceType, batches iter.Seq2[*cdevice.DeviceRecordBatch, error], out *abi.DeviceArrayStream) error {
-	return exportDeviceStream(sc, deviceType, batches, func() {}, out)
+//
+// Of the options only WithOnRelease applies.
+func ExportDeviceStream(sc *arrow.Schema, deviceType abi.DeviceType, batches iter.Seq2[*cdevice.DeviceRecordBatch, error], out *abi.DeviceArrayStream, opts ...Option) error {
+	release := newConfig(opts).onRelease
+	if release == nil {
+		release = func() {}
+	}
+	return exportDeviceStream(sc, deviceType, batches, release, out)
 }
 
 // exportDeviceStream is ExportDeviceStream with cleanup run at release

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"iter"
-	"runtime"
 	"sync"
 	"sync/atomic"
 
@@ -176,34 +175,16 @@ func Get(ctx context.Context, c flight.Client, ticket []byte, dev device.Device,
 		return err
 	}
 	// On the CPU no copy: the stream hands out the received batches
-	// themselves and takes over our reference to cr. The sequence releases
-	// it when it ends or is stopped (out's release); ExportDeviceStream has
-	// no release hook for a sequence that never started (out released
-	// before any get_next), so a cleanup releases it once the stream has
-	// dropped the sequence.
-	o := &seqOwner{r: cr}
-	token := &seqToken{}
-	runtime.AddCleanup(token, (*seqOwner).release, o)
-	seq := cpuBatches(ctx, cr, func() { o.release(); runtime.KeepAlive(token) })
-	if err := stream.ExportDeviceStream(cr.Schema(), abi.DeviceCPU, seq, out); err != nil {
-		o.release()
+	// themselves and takes over our reference to cr, released when the
+	// consumer releases out (WithOnRelease: also when it read nothing, which
+	// a sequence that never started is never told).
+	seq := cpuBatches(ctx, cr)
+	if err := stream.ExportDeviceStream(cr.Schema(), abi.DeviceCPU, seq, out, stream.WithOnRelease(cr.Release)); err != nil {
+		cr.Release()
 		return err
 	}
 	return nil
 }
-
-// seqOwner releases a sequence's reader once.
-type seqOwner struct {
-	r    array.RecordReader
-	once sync.Once
-}
-
-func (o *seqOwner) release() { o.once.Do(o.r.Release) }
-
-// seqToken is what a sequence refers to so that a cleanup can tell when it
-// is gone. It holds a pointer so that it is never a tiny allocation (one
-// that shares its memory block, and its cleanup's timing, with others).
-type seqToken struct{ _ *byte }
 
 // exportLanded exports rdr as an ArrowDeviceArrayStream on dev into out:
 // on the CPU the received batches themselves (cpuBatches), elsewhere copied
@@ -213,16 +194,14 @@ func exportLanded(ctx context.Context, rdr array.RecordReader, dev device.Device
 	if dev.Type() != abi.DeviceCPU {
 		return stream.ExportReaderToDevice(ctx, rdr, dev, out)
 	}
-	return stream.ExportDeviceStream(rdr.Schema(), abi.DeviceCPU, cpuBatches(ctx, rdr, func() {}), out)
+	return stream.ExportDeviceStream(rdr.Schema(), abi.DeviceCPU, cpuBatches(ctx, rdr), out)
 }
 
 // cpuBatches yields rdr's batches as CPU device batches without copying
 // them (cdevice.CPURecordBatch retains each, so rdr may release its current
 // batch on the next Next while the consumer still holds the previous one).
-// done runs when the sequence ends or is stopped.
-func cpuBatches(ctx context.Context, rdr array.RecordReader, done func()) iter.Seq2[*cdevice.DeviceRecordBatch, error] {
+func cpuBatches(ctx context.Context, rdr array.RecordReader) iter.Seq2[*cdevice.DeviceRecordBatch, error] {
 	return func(yield func(*cdevice.DeviceRecordBatch, error) bool) {
-		defer done()
 		for {
 			if err := ctx.Err(); err != nil {
 				yield(nil, err)
