@@ -325,8 +325,7 @@ func (d *DB) releaseStatement(st *adbcObject) {
 type Rows struct {
 	*stream.Reader
 	refs atomic.Int64
-	db   *DB
-	st   *adbcObject
+	done func() // releases the statement
 }
 
 // Retain adds a reference.
@@ -340,9 +339,7 @@ func (r *Rows) Retain() {
 func (r *Rows) Release() {
 	r.Reader.Release()
 	if r.refs.Add(-1) == 0 {
-		r.db.mu.Lock()
-		r.db.releaseStatement(r.st)
-		r.db.mu.Unlock()
+		r.done()
 	}
 }
 
@@ -351,38 +348,26 @@ func (r *Rows) Release() {
 // stream.ImportReader moves into a Reader. opts are stream options
 // (import options, say).
 func (d *DB) Query(sql string, opts ...stream.Option) (*Rows, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	e := d.newError()
-	defer d.freeError(e)
-	st, err := d.statement(e, sql)
-	if err != nil {
-		return nil, err
-	}
 	s := cdevice.New[abi.ArrayStream]()
-	defer cdevice.Free(s)
-	if err := d.call("AdbcStatementExecuteQuery", drvStatementExecuteQuery, e,
-		uintptr(unsafe.Pointer(st)), uintptr(unsafe.Pointer(s)), 0); err != nil {
-		if !s.Released() {
-			cdevice.ReleaseArrayStream(s)
-		}
-		d.releaseStatement(st)
+	defer cdevice.Free(s) // ImportReader moves the stream out of it
+	done, err := d.executeRaw(sql, s)
+	if err != nil {
 		return nil, err
 	}
 	r, err := stream.ImportReader(s, opts...)
 	if err != nil {
-		d.releaseStatement(st)
+		done()
 		return nil, fmt.Errorf("duckdb: importing the result stream: %w", err)
 	}
-	rows := &Rows{Reader: r, db: d, st: st}
+	rows := &Rows{Reader: r, done: done}
 	rows.refs.Store(1)
 	return rows, nil
 }
 
 // executeRaw runs sql and leaves DuckDB's result ArrowArrayStream in s,
-// not imported (the import-overhead benchmark reads it with bare
-// get_next/release calls). The caller releases s, then calls done, which
-// releases the statement.
+// not imported (Query imports it; the import-overhead benchmark reads it
+// with bare get_next/release calls). The caller releases s, then calls
+// done, which releases the statement.
 func (d *DB) executeRaw(sql string, s *abi.ArrayStream) (done func(), err error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
