@@ -85,7 +85,6 @@ func (s *Server) DoPut(ps flight.FlightService_DoPutServer) error {
 	}
 	cs := cdevice.New[abi.DeviceArrayStream]()
 	defer cdevice.Free(cs)
-	// rdr outlives cs: cs is released below, before the deferred rdr.Release.
 	if err := exportLanded(ctx, rdr, dev, cs); err != nil {
 		return status.Errorf(codes.Internal, "DoPut: exporting to %s: %v", dev.Name(), err)
 	}
@@ -188,13 +187,21 @@ func Get(ctx context.Context, c flight.Client, ticket []byte, dev device.Device,
 
 // exportLanded exports rdr as an ArrowDeviceArrayStream on dev into out:
 // on the CPU the received batches themselves (cpuBatches), elsewhere copied
-// to dev when the consumer asks for each. On the CPU rdr must outlive out
-// (ExportReaderToDevice retains it instead).
+// to dev when the consumer asks for each. Either way out holds a reference
+// to rdr until the consumer releases it.
 func exportLanded(ctx context.Context, rdr array.RecordReader, dev device.Device, out *abi.DeviceArrayStream) error {
 	if dev.Type() != abi.DeviceCPU {
 		return stream.ExportReaderToDevice(ctx, rdr, dev, out)
 	}
-	return stream.ExportDeviceStream(rdr.Schema(), abi.DeviceCPU, cpuBatches(ctx, rdr), out)
+	// The stream holds its own reference to rdr, dropped when the consumer
+	// releases it: a get_next the consumer abandoned (its ctx done) may still
+	// be reading rdr after the caller has let go of it.
+	rdr.Retain()
+	if err := stream.ExportDeviceStream(rdr.Schema(), abi.DeviceCPU, cpuBatches(ctx, rdr), out, stream.WithOnRelease(rdr.Release)); err != nil {
+		rdr.Release()
+		return err
+	}
+	return nil
 }
 
 // cpuBatches yields rdr's batches as CPU device batches without copying
