@@ -150,4 +150,8 @@ type Info struct {
 	Library string // path or name of the shared library loaded
 	Version string // runtime (and driver) version, as the runtime reports it
 	Devices []Device
+	// Skipped are the libraries a backend loaded and passed over for a later
+	// candidate (a runtime newer than the driver supports, one lacking
+	// functions), each "path: why".
+	Skipped []string
 }

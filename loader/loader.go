@@ -54,6 +54,9 @@ type BackendReport struct {
 	// "not installed: tried libcudart.so.13, …" or
 	// "no device (hipErrorNoDevice, 100)"; empty when Err is nil.
 	Reason string
+	// Skipped are the libraries the backend loaded and passed over for a
+	// later candidate, each "path: why" (device.Info.Skipped).
+	Skipped []string
 	// Elapsed is the time the probe took, device memory queries included.
 	Elapsed time.Duration
 }
@@ -153,7 +156,7 @@ func probe(b device.Backend) (br BackendReport) {
 		}
 	}()
 	info, err := b.Probe(context.Background())
-	br.Library, br.Version = info.Library, info.Version
+	br.Library, br.Version, br.Skipped = info.Library, info.Version, info.Skipped
 	if err == nil && len(info.Devices) == 0 {
 		err = fmt.Errorf("%w: %s: the probe found no devices", device.ErrNoDevice, br.Name)
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -222,10 +223,11 @@ func (d fakeDevice) Name() string                               { return fmt.Spr
 func (d fakeDevice) MemoryInfo() (free, total int64, err error) { return 1, 2, nil }
 
 type fakeBackend struct {
-	name string
-	devs []device.Device
-	err  error
-	pan  bool
+	name    string
+	devs    []device.Device
+	err     error
+	pan     bool
+	skipped []string
 }
 
 func (b fakeBackend) Name() string { return b.name }
@@ -233,7 +235,16 @@ func (b fakeBackend) Probe(context.Context) (device.Info, error) {
 	if b.pan {
 		panic("boom")
 	}
-	return device.Info{Library: "lib" + b.name, Devices: b.devs}, b.err
+	return device.Info{Library: "lib" + b.name, Devices: b.devs, Skipped: b.skipped}, b.err
+}
+
+// The report names the libraries a backend passed over, and why.
+func TestReportSkipped(t *testing.T) {
+	skipped := []string{"libcudart.so.13: driver too old: it supports CUDA 12.9, the runtime is CUDA 13.0"}
+	r := discover([]device.Backend{fakeBackend{name: "cuda", devs: []device.Device{dev(abi.DeviceCUDA, 0)}, skipped: skipped}})
+	if got := r.Backends[0].Skipped; !slices.Equal(got, skipped) {
+		t.Errorf("Skipped %q, want %q", got, skipped)
+	}
 }
 
 var (

@@ -62,6 +62,20 @@ func TestDevicesTextFits(t *testing.T) {
 	}
 }
 
+// The libraries a backend loaded and passed over are listed with why, in
+// text and JSON.
+func TestDevicesSkipped(t *testing.T) {
+	skip := "/usr/lib/libcudart.so.13: driver too old: it supports CUDA 12.9, the runtime is CUDA 13.0"
+	rep := &loader.Report{Backends: []loader.BackendReport{{Name: "cuda", Library: "libcudart.so.12", Version: "runtime 12.8, driver 12.9",
+		Skipped: []string{skip}, Devices: []loader.DeviceReport{{Type: abi.DeviceCUDA, Name: "GPU"}}}}}
+	var out bytes.Buffer
+	printDevices(&out, rep, device.CPU, "", nil)
+	checkWidth(t, out.String())
+	if !strings.Contains(squeeze(out.String()), squeeze("cuda: skipped "+skip)) {
+		t.Errorf("the report lacks the skipped library:\n%s", out.String())
+	}
+}
+
 // The same with a real reason: a runtime library path longer than a line.
 func TestDevicesLongReason(t *testing.T) {
 	long := "CDEVICE_CUDA_LIBRARY=/" + strings.Repeat("a-long-directory/", 20) + "libcudart.so"

@@ -15,7 +15,11 @@
 // /usr/local/cuda/lib64/libcudart.so* (cudart64_13.dll, cudart64_12.dll,
 // cudart64_110.dll, then %CUDA_PATH%\bin and bin\x64 on Windows; NVIDIA
 // ships no runtime for other systems, where only $CDEVICE_CUDA_LIBRARY is
-// tried). Nothing is loaded before Backend.Probe.
+// tried). Each library that loads is tried in turn, so that the newest
+// runtime the driver supports wins: one that needs a newer driver
+// (cudaErrorInsufficientDriver, e.g. libcudart.so.13 on a CUDA 12 driver)
+// or lacks a function this package needs is skipped for the next, and
+// device.Info.Skipped says why. Nothing is loaded before Backend.Probe.
 package cuda
 
 import (

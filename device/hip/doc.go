@@ -7,13 +7,19 @@
 //
 // The library is looked up in this order: the path in the environment
 // variable CDEVICE_HIP_LIBRARY (alone: an explicit choice that fails is
-// reported, not silently replaced), then libamdhip64.so.6, .so.5, .so, then
-// $ROCM_PATH/lib/libamdhip64.so* and /opt/rocm/lib/libamdhip64.so*
-// (amdhip64_6.dll, amdhip64.dll and %HIP_PATH%\bin on Windows).
+// reported, not silently replaced), then libamdhip64.so.7, .so.6, .so.5,
+// .so, then $ROCM_PATH/lib/libamdhip64.so* and /opt/rocm/lib/libamdhip64.so*
+// (amdhip64_7.dll, amdhip64_6.dll, amdhip64.dll and %HIP_PATH%\bin on
+// Windows). Each library that loads is tried in turn: one whose runtime
+// needs a newer driver than the machine has (hipErrorInsufficientDriver),
+// or that lacks a function this package needs, is skipped for the next,
+// and device.Info.Skipped says why.
 //
 // Each GPU n appears twice: as rocm:n (abi.DeviceROCm: hipMalloc, device
-// memory) and as rocm_host:n (abi.DeviceROCmHost: hipHostMalloc, pinned host
-// memory that the host may read); $CDEVICE_DEVICE also takes hip:n and
+// memory) and as rocm_host:n (abi.DeviceROCmHost: hipExtHostAlloc, or
+// hipHostMalloc before ROCm 6.2, pinned host memory that the host may read;
+// a runtime with neither still serves device memory, and its rocm_host
+// Alloc fails with device.ErrMissingSymbol); $CDEVICE_DEVICE also takes hip:n and
 // hip_host:n.
 // An ArrowDeviceArray's sync_event for these devices is a hipEvent_t*. A nil
 // stream is a non-blocking stream of the GPU made at probe. Devices are

@@ -15,7 +15,8 @@ const EnvLibrary = "CDEVICE_HIP_LIBRARY"
 // Info.Library and Info.Version of a library it did load.
 var Backend device.Backend = gpurt.Register(&table, platformCandidates)
 
-const hipHostMallocDefault = 0
+// hipHostAllocDefault is hipExtHostAlloc's (and hipHostMalloc's) default flags.
+const hipHostAllocDefault = 0
 
 // Values from hip/hip_runtime_api.h and hip/driver_types.h: CUDA's.
 var table = gpurt.Table{
@@ -29,17 +30,25 @@ var table = gpurt.Table{
 	},
 	Kinds: []gpurt.Kind{
 		{Memory: gpurt.DeviceMemory, Type: abi.DeviceROCm, Alloc: "hipMalloc", Free: "hipFree"},
-		{Memory: gpurt.HostMemory, Type: abi.DeviceROCmHost, Alloc: "hipHostMalloc", Free: "hipHostFree",
-			AllocArgs: []uintptr{hipHostMallocDefault}},
+		// ROCm 6.2 deprecates hipHostMalloc and hipHostFree for
+		// hipExtHostAlloc and hipFreeHost: the new names first, the old
+		// where a runtime lacks them; a runtime with neither loses only
+		// pinned host memory.
+		{Memory: gpurt.HostMemory, Type: abi.DeviceROCmHost, Alloc: "hipExtHostAlloc", Free: "hipFreeHost",
+			OlderAlloc: []string{"hipHostMalloc"}, OlderFree: []string{"hipHostFree"},
+			AllocArgs: []uintptr{hipHostAllocDefault}, Optional: true},
 	},
 	// hipMemcpyKind; hipStreamNonBlocking, hipEventDisableTiming.
 	Memcpy:            gpurt.MemcpyKinds{HostToDevice: 1, DeviceToHost: 2, DeviceToDevice: 3, Default: 4},
 	StreamNonBlocking: 1, EventDisableTiming: 2,
 	// hipErrorNoDevice, hipErrorInsufficientDriver (the kernel driver,
 	// amdgpu/KFD, is older than the runtime needs); HIP has no stub library.
-	Codes:         gpurt.Codes{NoDevice: 100, InsufficientDriver: 35, NotReady: 600},
-	FormatVersion: formatVersion,
-	Wrap:          func(d *gpurt.Device) device.Device { return &Device{dev: d} },
+	Codes: gpurt.Codes{NoDevice: 100, InsufficientDriver: 35, NotReady: 600},
+	// hipDriverGetVersion answers a constant of the HIP build, not the
+	// amdgpu driver's version.
+	DriverVersionIsRuntime: true,
+	FormatVersion:          formatVersion,
+	Wrap:                   func(d *gpurt.Device) device.Device { return &Device{dev: d} },
 }
 
 // formatVersion writes HIP's major*10000000 + minor*100000 + patch.
@@ -54,7 +63,8 @@ func formatVersion(v int) string {
 
 // A Device is one kind of memory of one HIP GPU: device memory
 // (abi.DeviceROCm, hipMalloc and hipFree) or pinned host memory
-// (abi.DeviceROCmHost, hipHostMalloc and hipHostFree). Backend's probe makes
+// (abi.DeviceROCmHost, hipExtHostAlloc and hipFreeHost, or before ROCm 6.2
+// hipHostMalloc and hipHostFree). Backend's probe makes
 // them; the Devices of one GPU share its streams. A Device implements
 // device.Device and device.ForeignStreams. Every call makes the GPU current
 // (hipSetDevice) on a locked OS thread first, so a Device may be used from

@@ -2,6 +2,7 @@ package gpurt
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -100,7 +101,8 @@ func (b *Backend) Name() string { return b.t.Name }
 // callers get the first answer (or give up with their ctx). A ctx already
 // done before the probe starts leaves the backend unprobed. When the
 // library loaded but cannot be used (no device, a driver too old) the Info
-// still names the library, and its version when it could be read.
+// still names the library, and its version when it could be read; the
+// candidates tried in turn and passed over are in Info.Skipped (see probe).
 func (b *Backend) Probe(ctx context.Context) (device.Info, error) {
 	b.mu.Lock()
 	if b.done == nil {
@@ -146,13 +148,61 @@ func (b *Backend) answer() (device.Info, error) {
 	return info, b.err
 }
 
+// probe tries the candidates that load in turn, newest first, and stops at
+// the first that serves this machine or fails for a reason an older runtime
+// would share (no device, no driver): one that is newer than the driver
+// supports, or lacks functions, is skipped, and named with why in
+// Info.Skipped. When every one that loaded was skipped, the error and the
+// Info are the first's, and the others are in Info.Skipped.
 func (b *Backend) probe() error {
-	t := b.t
-	lib, err := open(t, b.candidates)
-	if err != nil {
+	type tried struct {
+		info   device.Info
+		err    error
+		loaded bool
+	}
+	var passed []tried
+	var stop *tried
+	err := open(b.t, b.candidates, func(lib *ffi.Library) bool {
+		b.info = device.Info{Library: lib.Path()}
+		err := b.try(lib)
+		if err == nil || !skippable(err) {
+			stop = &tried{b.info, err, true}
+			return true
+		}
+		passed = append(passed, tried{b.info, err, true})
+		return false
+	}, func(path string, err error) {
+		passed = append(passed, tried{device.Info{Library: path}, err, false})
+	})
+	i := slices.IndexFunc(passed, func(t tried) bool { return t.loaded })
+	if err != nil && i < 0 {
 		return err
 	}
-	b.info.Library = lib.Path()
+	if stop == nil {
+		first := passed[i]
+		stop, passed = &first, slices.Delete(passed, i, i+1)
+	}
+	b.info = stop.info
+	for _, p := range passed {
+		b.info.Skipped = append(b.info.Skipped, p.info.Library+": "+skipReason(b.t.Name, p.err))
+	}
+	return stop.err
+}
+
+// skippable: the library cannot serve, but an older one might.
+func skippable(err error) bool {
+	var pe *probeError
+	return errors.Is(err, device.ErrMissingSymbol) || errors.As(err, &pe) && pe.tooNew
+}
+
+// skipReason is err without the backend's name.
+func skipReason(name string, err error) string {
+	return strings.TrimPrefix(oneLine(err.Error()), name+": ")
+}
+
+// try binds lib and lists its devices.
+func (b *Backend) try(lib *ffi.Library) error {
+	t := b.t
 	r, err := Bind(t, lib)
 	if err != nil {
 		return err
@@ -198,13 +248,15 @@ func (b *Backend) Close() error {
 	return first
 }
 
-// open loads the first candidate that loads. The error lists what was
-// tried, and says why when a library exists but would not load (or when
-// the one library named explicitly is absent).
-func open(t *Table, c Candidates) (*ffi.Library, error) {
+// open loads the candidates in turn and gives each that loads to use,
+// until use returns true (done); unloadable hears of each that exists but
+// does not load. The error, when none was done, lists what
+// was tried, and says why when a library exists but would not load (or
+// when the one library named explicitly is absent).
+func open(t *Table, c Candidates, use func(*ffi.Library) bool, unloadable func(path string, err error)) error {
 	paths, explicit := c()
 	if len(paths) == 0 {
-		return nil, &probeError{msg: fmt.Sprintf("%s: not installed: no %s runtime is known on this system (set %s)", t.Name, t.Title, t.EnvLibrary),
+		return &probeError{msg: fmt.Sprintf("%s: not installed: no %s runtime is known on this system (set %s)", t.Name, t.Title, t.EnvLibrary),
 			sentinel: device.ErrNotFound}
 	}
 	var detail error // the first loader error worth showing
@@ -215,10 +267,14 @@ func open(t *Table, c Candidates) (*ffi.Library, error) {
 		}
 		lib, err := ffi.Open(p)
 		if err == nil {
-			return lib, nil
+			if use(lib) {
+				return nil
+			}
+			continue
 		}
 		switch {
 		case !absent(err.Error()):
+			unloadable(p, fmt.Errorf("cannot load it: %s", oneLine(err.Error())))
 			if !present {
 				detail = err
 			}
@@ -238,7 +294,7 @@ func open(t *Table, c Candidates) (*ffi.Library, error) {
 	if detail != nil {
 		msg += " (" + oneLine(detail.Error()) + ")"
 	}
-	return nil, &probeError{msg: msg, sentinel: device.ErrNotFound, cause: detail}
+	return &probeError{msg: msg, sentinel: device.ErrNotFound, cause: detail}
 }
 
 // absent reports whether a loader error says only that the file is not
@@ -265,6 +321,7 @@ type probeError struct {
 	msg      string
 	sentinel error
 	cause    error
+	tooNew   bool // the runtime needs a newer driver than is installed
 }
 
 func (e *probeError) Error() string { return e.msg }

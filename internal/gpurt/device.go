@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"unsafe"
 
@@ -177,9 +178,22 @@ func (d *Device) Name() string {
 // HostAccessible: pinned host and managed memory are, device memory is not.
 func (d *Device) HostAccessible() bool { return d.k().Memory != DeviceMemory }
 
+// usable is nil, or why the library cannot allocate this kind of memory
+// (an optional kind whose functions it lacks).
+func (d *Device) usable() error {
+	if m := d.sym().missing; len(m) > 0 {
+		return fmt.Errorf("%w: %s lacks %s: this %s runtime offers no %s", device.ErrMissingSymbol,
+			d.g.r.lib.Path(), strings.Join(m, ", "), d.g.r.t.Title, d.k().Memory)
+	}
+	return nil
+}
+
 func (d *Device) Alloc(size int) (device.Pointer, error) {
 	if size <= 0 {
 		return 0, fmt.Errorf("%w: %v: Alloc(%d): size must be positive", device.ErrInvalid, d, size)
+	}
+	if err := d.usable(); err != nil {
+		return 0, fmt.Errorf("%v: Alloc(%d): %w", d, size, err)
 	}
 	o := newOut()
 	defer o.release()
@@ -196,6 +210,9 @@ func (d *Device) Alloc(size int) (device.Pointer, error) {
 func (d *Device) Free(p device.Pointer) error {
 	if p == 0 {
 		return nil
+	}
+	if err := d.usable(); err != nil {
+		return fmt.Errorf("%v: Free(%#x): %w", d, uintptr(p), err)
 	}
 	if err := d.g.on(func() error { return d.g.r.call(d.sym().free, uintptr(p)) }); err != nil {
 		return fmt.Errorf("%v: Free(%#x): %w", d, uintptr(p), err)

@@ -27,7 +27,12 @@ type symbol struct {
 	fn   uintptr
 }
 
-type kindSymbols struct{ alloc, free symbol }
+// kindSymbols are a kind's functions; missing names those an optional
+// kind lacks (the kind is then unusable).
+type kindSymbols struct {
+	alloc, free symbol
+	missing     []string
+}
 
 // Bind looks up every function of t in lib. When any is missing the error
 // wraps device.ErrMissingSymbol and names all that are missing (the last
@@ -36,26 +41,52 @@ func Bind(t *Table, lib *ffi.Library) (*Runtime, error) {
 	r := &Runtime{t: t, lib: lib, kinds: make([]kindSymbols, len(t.Kinds))}
 	var missing []string
 	var cause error
-	bind := func(names ...string) symbol {
+	try := func(names ...string) (symbol, error) {
+		var first error
 		for _, name := range names {
-			if p, err := lib.Symbol(name); err == nil {
-				return symbol{name, p}
-			} else if cause == nil {
-				cause = err
+			p, err := lib.Symbol(name)
+			if err == nil {
+				return symbol{name, p}, nil
+			}
+			if first == nil {
+				first = err
 			}
 		}
-		if last := names[len(names)-1]; !contains(missing, last) {
-			missing = append(missing, last)
+		return symbol{}, first
+	}
+	bind := func(names ...string) symbol {
+		s, err := try(names...)
+		if err != nil {
+			if cause == nil {
+				cause = err
+			}
+			if last := names[len(names)-1]; !contains(missing, last) {
+				missing = append(missing, last)
+			}
 		}
-		return symbol{}
+		return s
 	}
 	for op := range numOps {
 		if names := t.Names(op); len(names) > 0 {
 			r.fn[op] = bind(names...)
 		}
 	}
-	for i, k := range t.Kinds {
-		r.kinds[i] = kindSymbols{bind(k.Alloc), bind(k.Free)}
+	for i := range t.Kinds {
+		k := &t.Kinds[i]
+		if !k.Optional {
+			r.kinds[i] = kindSymbols{alloc: bind(k.allocNames()...), free: bind(k.freeNames()...)}
+			continue
+		}
+		ks := &r.kinds[i]
+		var errA, errF error
+		ks.alloc, errA = try(k.allocNames()...)
+		ks.free, errF = try(k.freeNames()...)
+		if errA != nil {
+			ks.missing = append(ks.missing, strings.Join(k.allocNames(), " or "))
+		}
+		if errF != nil {
+			ks.missing = append(ks.missing, strings.Join(k.freeNames(), " or "))
+		}
 	}
 	if len(missing) > 0 {
 		return nil, &probeError{
@@ -196,13 +227,18 @@ func (r *Runtime) deviceCount() (int, error) {
 		}
 		return 0, &probeError{msg: msg, sentinel: device.ErrNoDevice, cause: re}
 	case c.InsufficientDriver:
+		if t.DriverVersionIsRuntime { // the driver's version is unknown: absent, or too old
+			return 0, &probeError{msg: fmt.Sprintf("%s: driver too old or absent: the %s runtime %s needs a newer %s than is loaded, or there is none: %v",
+				t.Name, t.Title, t.FormatVersion(r.runtimeVersion), t.Driver, re),
+				sentinel: device.ErrRuntime, cause: re, tooNew: true}
+		}
 		if r.driverVersion == 0 {
 			return 0, &probeError{msg: fmt.Sprintf("%s: no device: no %s is installed: %v", t.Name, t.Driver, re),
 				sentinel: device.ErrNoDevice, cause: re}
 		}
 		return 0, &probeError{msg: fmt.Sprintf("%s: driver too old: it supports %s %s, the runtime is %s %s: %v", t.Name,
 			t.Title, t.FormatVersion(r.driverVersion), t.Title, t.FormatVersion(r.runtimeVersion), re),
-			sentinel: device.ErrRuntime, cause: re}
+			sentinel: device.ErrRuntime, cause: re, tooNew: true}
 	case c.StubLibrary:
 		return 0, &probeError{msg: fmt.Sprintf("%s: no device: the %s library is an SDK's stub, not a driver: %v", t.Name, t.Driver, re),
 			sentinel: device.ErrNoDevice, cause: re}

@@ -56,6 +56,16 @@ const (
 	ManagedMemory
 )
 
+func (m Memory) String() string {
+	switch m {
+	case HostMemory:
+		return "pinned host memory"
+	case ManagedMemory:
+		return "managed memory"
+	}
+	return "device memory"
+}
+
 // A Kind is one kind of memory a runtime offers; each becomes a Device per
 // GPU. Host and managed memory are host-accessible, and copies to or from
 // them let the runtime infer the direction from the (unified) addresses.
@@ -63,10 +73,21 @@ type Kind struct {
 	Memory Memory
 	Type   abi.DeviceType
 	// Alloc is called as Alloc(void **p, size_t size, AllocArgs...), Free
-	// as Free(void *p).
-	Alloc, Free string
-	AllocArgs   []uintptr
+	// as Free(void *p). OlderAlloc and OlderFree are the names to bind,
+	// in order, where a library lacks the preferred ones (a runtime from
+	// before they were introduced).
+	Alloc, Free           string
+	OlderAlloc, OlderFree []string
+	AllocArgs             []uintptr
+	// Optional: a library lacking every name of Alloc or of Free still
+	// binds, without this kind: its Alloc fails with an error wrapping
+	// device.ErrMissingSymbol, and the backend's other kinds work.
+	Optional bool
 }
+
+// allocNames and freeNames are the names of the kind's functions, preferred first.
+func (k *Kind) allocNames() []string { return append([]string{k.Alloc}, k.OlderAlloc...) }
+func (k *Kind) freeNames() []string  { return append([]string{k.Free}, k.OlderFree...) }
 
 // MemcpyKinds are the values of cudaMemcpyKind / hipMemcpyKind.
 type MemcpyKinds struct {
@@ -106,6 +127,10 @@ type Table struct {
 	StreamNonBlocking  uintptr // StreamCreateWithFlags flag: no implicit sync with the null stream
 	EventDisableTiming uintptr // EventCreateWithFlags flag: sync events need no timestamps
 	Codes              Codes
+	// DriverVersionIsRuntime: DriverGetVersion answers a constant of the
+	// runtime's build (HIP), not the installed driver's version, so a
+	// probe never reads "no driver" or "driver too old" from it.
+	DriverVersionIsRuntime bool
 
 	// FormatVersion writes a version as RuntimeGetVersion and
 	// DriverGetVersion encode it.

@@ -512,11 +512,15 @@ EXPORT cudaError_t cudaMalloc(void **p, size_t n)
 #define FAKE_HOST_MALLOC_FLAGS
 #endif
 
+/* FAKE_NO_HOST_MALLOC leaves out cudaMallocHost and cudaFreeHost (a HIP
+ * that dropped the deprecated hipHostMalloc and hipHostFree). */
+#ifndef FAKE_NO_HOST_MALLOC
 EXPORT cudaError_t cudaMallocHost(void **p, size_t n FAKE_HOST_MALLOC_FLAGS)
 {
 	ENTER_CTX(cudaMallocHost);
 	return unlock(alloc(p, n, K_HOST));
 }
+#endif
 
 #ifndef FAKE_CUDA_OLD
 EXPORT cudaError_t cudaMallocManaged(void **p, size_t n, unsigned flags)
@@ -557,6 +561,7 @@ EXPORT cudaError_t cudaFree(void *p)
 	return unlock(release(p, 0));
 }
 
+#ifndef FAKE_NO_HOST_MALLOC
 EXPORT cudaError_t cudaFreeHost(void *p)
 {
 	ENTER_CTX(cudaFreeHost);
@@ -564,6 +569,7 @@ EXPORT cudaError_t cudaFreeHost(void *p)
 		return unlock(cudaSuccess);
 	return unlock(release(p, 1));
 }
+#endif
 
 /* side classifies one end of a copy: 0 host memory the double did not
  * allocate, else the allocation kind; -1 a range overrunning an allocation;

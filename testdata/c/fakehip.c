@@ -46,8 +46,30 @@
 /* hipHostMalloc(void **p, size_t size, unsigned flags) */
 #define FAKE_HOST_MALLOC_FLAGS , unsigned flags
 
-/* major*10000000 + minor*100000 + patch */
+/* major*10000000 + minor*100000 + patch; fakehip_new.c sets a newer runtime */
+#ifndef FAKE_RUNTIME_VERSION
 #define FAKE_RUNTIME_VERSION 60140092 /* 6.1.40092 */
-#define FAKE_DRIVER_VERSION 60241133  /* 6.2.41133 */
+#endif
+#define FAKE_DRIVER_VERSION 60241133 /* 6.2.41133 */
 
 #include "fakecudart.c"
+
+/* ROCm 6.2's names for pinned host memory, which deprecate hipHostMalloc
+ * and hipHostFree: the double exports both pairs, as ROCm 6.2 and later do,
+ * except as HIP 5 (FAKE_CUDA_OLD) or built with FAKE_NO_EXT_HOST_ALLOC. */
+#if !defined(FAKE_CUDA_OLD) && !defined(FAKE_NO_EXT_HOST_ALLOC)
+EXPORT cudaError_t hipExtHostAlloc(void **p, size_t n, unsigned flags)
+{
+	ENTER_CTX(hipExtHostAlloc);
+	(void)flags;
+	return unlock(alloc(p, n, K_HOST));
+}
+
+EXPORT cudaError_t hipFreeHost(void *p)
+{
+	ENTER_CTX(hipFreeHost);
+	if (!p)
+		return unlock(cudaSuccess);
+	return unlock(release(p, 1));
+}
+#endif

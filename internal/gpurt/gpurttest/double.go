@@ -1028,12 +1028,132 @@ func testDriverTooOld(t *testing.T, rt Runtime) {
 		t.Errorf("version %q", info.Version)
 	}
 
+	if rt.Table.DriverVersionIsRuntime {
+		// DriverGetVersion answers a constant of the runtime (HIP): the
+		// error says the driver is too old or absent whatever it answers,
+		// even a version newer than the runtime's.
+		for _, v := range []int{0, rt.OldDriver, -1} {
+			f = NewFake(t, rt, 1)
+			if v >= 0 {
+				f.Call("fake_cuda_set_driver_version", uintptr(v))
+			} else {
+				f.fail(rt.sym(gpurt.GetDeviceCount), 35, 0)
+			}
+			_, err = rt.backend(f.path).Probe(context.Background())
+			if msg := fmt.Sprint(err); !errors.Is(err, device.ErrRuntime) || !strings.Contains(msg, "driver too old or absent") ||
+				!strings.Contains(msg, rt.Table.Driver) || strings.Contains(msg, "supports") {
+				t.Errorf("driver version %d: %v; want the driver too old or absent, without its version", v, err)
+			}
+		}
+		return
+	}
 	f = NewFake(t, rt, 1)
 	f.Call("fake_cuda_set_driver_version", 0)
 	_, err = rt.backend(f.path).Probe(context.Background())
 	if !errors.Is(err, device.ErrNoDevice) || !strings.Contains(err.Error(), "no "+rt.Table.Driver) {
 		t.Fatalf("no driver: %v", err)
 	}
+}
+
+// A runtime newer than the driver supports is skipped for the next
+// candidate (libcudart.so.13 on a CUDA 12 driver, then libcudart.so.12),
+// and named with why; when no candidate serves, the error is the first's
+// and the others are named.
+func testSkipTooNew(t *testing.T, rt Runtime) {
+	newer := newFake(t, rt, rt.NewFake, 1)
+	f := NewFake(t, rt, 1)
+	paths := []string{newer.path, f.path}
+	if runtime.GOOS == "linux" { // a library without the runtime's functions is skipped too
+		paths = []string{newer.path, "libc.so.6", f.path}
+	}
+	b := rt.backend(paths...)
+	info, err := b.Probe(context.Background())
+	if err != nil {
+		t.Fatalf("Probe: %v; want the older runtime, which the driver supports", err)
+	}
+	defer b.Close()
+	if info.Library != f.path || info.Version != rt.Version || len(info.Devices) != len(rt.Table.Kinds) {
+		t.Errorf("info %+v; want %s's devices", info, f.path)
+	}
+	if len(info.Skipped) != len(paths)-1 || !strings.HasPrefix(info.Skipped[0], newer.path+": driver too old") {
+		t.Fatalf("skipped %q; want %s named as too new for the driver", info.Skipped, newer.path)
+	}
+	if len(paths) == 3 && (!strings.HasPrefix(info.Skipped[1], "libc.so.6: ") || !strings.Contains(info.Skipped[1], "lacks")) {
+		t.Errorf("skipped %q; want libc.so.6 named as lacking functions", info.Skipped)
+	}
+	if d, ok := info.Devices[0].(Device); !ok || RoundTrip(d, 64, 3) != nil {
+		t.Errorf("device %v does not work", info.Devices[0])
+	}
+
+	// Every candidate too new: the newest's error, the other skipped.
+	f.Call("fake_cuda_set_driver_version", uintptr(rt.OldDriver))
+	info, err = rt.backend(newer.path, f.path).Probe(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "driver too old") || !strings.Contains(err.Error(), rt.sym(gpurt.GetDeviceCount)) {
+		t.Fatalf("both too new: %v", err)
+	}
+	if info.Library != newer.path || len(info.Skipped) != 1 || !strings.HasPrefix(info.Skipped[0], f.path+": driver too old") {
+		t.Errorf("both too new: info %+v", info)
+	}
+}
+
+// Pinned host memory where it is Optional: a runtime with only the newest
+// names of its allocator serves it, one with only the older names too
+// (the fallback), and one with neither still serves device memory while
+// its host memory's Alloc and Free fail with ErrMissingSymbol.
+func testHostAllocFallback(t *testing.T, rt Runtime) {
+	h := rt.kind(gpurt.HostMemory)
+	if h < 0 || rt.NoHostFake == "" {
+		t.Skip("pinned host memory is not optional for this runtime")
+	}
+	k := rt.Table.Kinds[h]
+	hostWorks := func(t *testing.T, name, alloc string) {
+		f := newFake(t, rt, name, 1)
+		f.Call("fake_cuda_set_driver_version", 0x7fffffff)
+		ds := f.Probe()
+		if err := RoundTrip(ds[h], 64, 5); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if n := f.calls(alloc); n != 1 {
+			t.Errorf("%s: %s called %d times, want 1", name, alloc, n)
+		}
+	}
+	t.Run("Newest", func(t *testing.T) {
+		f := newFake(t, rt, rt.NewFake, 1)
+		for _, old := range append(slices.Clone(k.OlderAlloc), k.OlderFree...) {
+			if _, err := f.lib.Symbol(old); err == nil {
+				t.Fatalf("%s has %s: not the double this test needs", rt.NewFake, old)
+			}
+		}
+		hostWorks(t, rt.NewFake, k.Alloc)
+	})
+	t.Run("Older", func(t *testing.T) {
+		f := newFake(t, rt, rt.OldFake, 1)
+		if _, err := f.lib.Symbol(k.Alloc); err == nil {
+			t.Fatalf("%s has %s: not the double this test needs", rt.OldFake, k.Alloc)
+		}
+		hostWorks(t, rt.OldFake, k.OlderAlloc[len(k.OlderAlloc)-1])
+	})
+	t.Run("Neither", func(t *testing.T) {
+		f := newFake(t, rt, rt.NoHostFake, 1)
+		ds := f.Probe()
+		if len(ds) != len(rt.Table.Kinds) {
+			t.Fatalf("devices %v", ds)
+		}
+		if err := RoundTrip(ds[0], 64, 7); err != nil {
+			t.Fatalf("device memory: %v", err)
+		}
+		_, err := ds[h].Alloc(64)
+		msg := fmt.Sprint(err)
+		if !errors.Is(err, device.ErrMissingSymbol) || !strings.Contains(msg, k.Alloc) || !strings.Contains(msg, "pinned host memory") {
+			t.Errorf("host Alloc: %v; want ErrMissingSymbol naming %s and the memory", err, k.Alloc)
+		}
+		if err := ds[h].Free(0x1000); !errors.Is(err, device.ErrMissingSymbol) {
+			t.Errorf("host Free: %v; want ErrMissingSymbol", err)
+		}
+		if err := ds[h].Free(0); err != nil {
+			t.Errorf("host Free(0): %v", err)
+		}
+	})
 }
 
 // The old double lacks the managed allocator and the newest properties

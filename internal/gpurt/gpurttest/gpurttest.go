@@ -30,6 +30,13 @@ type Runtime struct {
 	Version    string
 	OldDriver  int
 	OldVersion string
+	// NewFake names the double built as a newer runtime than its default
+	// driver supports (its device count answers InsufficientDriver until
+	// fake_cuda_set_driver_version raises the driver), e.g. "fakecudart_new".
+	NewFake string
+	// NoHostFake names a double that lacks every allocator of the table's
+	// pinned host memory, where that kind is Optional; "" where it is not.
+	NoHostFake string
 }
 
 // A Device is a runtime package's Device (or a *gpurt.Device, for a table
@@ -69,6 +76,8 @@ var doubleTests = []test{
 	{"NoDevice", testNoDevice},
 	{"DriverTooOld", testDriverTooOld},
 	{"OldRuntime", testOldRuntime},
+	{"SkipTooNew", testSkipTooNew},
+	{"HostAllocFallback", testHostAllocFallback},
 	{"NotTheRuntime", testNotTheRuntime},
 	{"NotFound", testNotFound},
 	{"NotFoundBroken", testNotFoundBroken},
