@@ -325,6 +325,18 @@ func TestCPeers(t *testing.T) {
 	}
 }
 
+// exportEndless exports endless(ctx, batch, sent) into out, the stream
+// holding a reference to batch until the consumer releases it: a get_next
+// the consumer abandoned may still be reading batch after the test let go.
+func exportEndless(ctx context.Context, batch arrow.RecordBatch, sent chan<- int, out *abi.DeviceArrayStream) error {
+	batch.Retain()
+	if err := stream.ExportDeviceStream(batch.Schema(), abi.DeviceCPU, endless(ctx, batch, sent), out, stream.WithOnRelease(batch.Release)); err != nil {
+		batch.Release()
+		return err
+	}
+	return nil
+}
+
 // endless yields batch forever, signalling sent after each, until ctx is done.
 func endless(ctx context.Context, batch arrow.RecordBatch, sent chan<- int) iter.Seq2[*cdevice.DeviceRecordBatch, error] {
 	return func(yield func(*cdevice.DeviceRecordBatch, error) bool) {
@@ -355,7 +367,7 @@ func TestClientCancel(t *testing.T) {
 	handlerDone := make(chan error, 1)
 	srv := &Server{Open: func(ctx context.Context, _ []byte, out *abi.DeviceArrayStream) error {
 		go func() { <-ctx.Done(); handlerDone <- ctx.Err() }()
-		return stream.ExportDeviceStream(batch.Schema(), abi.DeviceCPU, endless(ctx, batch, nil), out)
+		return exportEndless(ctx, batch, nil, out)
 	}}
 	h := start(t, srv)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -411,7 +423,7 @@ func TestClientStopsEarly(t *testing.T) {
 	handlerDone := make(chan error, 1)
 	srv := &Server{Open: func(ctx context.Context, _ []byte, out *abi.DeviceArrayStream) error {
 		go func() { <-ctx.Done(); handlerDone <- ctx.Err() }()
-		return stream.ExportDeviceStream(batch.Schema(), abi.DeviceCPU, endless(ctx, batch, nil), out)
+		return exportEndless(ctx, batch, nil, out)
 	}}
 	h := start(t, srv)
 	cs := cdevice.New[abi.DeviceArrayStream]()
@@ -441,7 +453,7 @@ func TestClientReleasesUnread(t *testing.T) {
 	handlerDone := make(chan error, 1)
 	srv := &Server{Open: func(ctx context.Context, _ []byte, out *abi.DeviceArrayStream) error {
 		go func() { <-ctx.Done(); handlerDone <- ctx.Err() }()
-		return stream.ExportDeviceStream(batch.Schema(), abi.DeviceCPU, endless(ctx, batch, nil), out)
+		return exportEndless(ctx, batch, nil, out)
 	}}
 	h := start(t, srv)
 	cs := cdevice.New[abi.DeviceArrayStream]()
@@ -519,7 +531,7 @@ func TestServerEndsEarly(t *testing.T) {
 	sent := make(chan int, 1)
 	pctx, pcancel := context.WithCancel(ctx)
 	defer pcancel()
-	if err := stream.ExportDeviceStream(batch.Schema(), abi.DeviceCPU, endless(pctx, batch, sent), cs); err != nil {
+	if err := exportEndless(pctx, batch, sent, cs); err != nil {
 		t.Fatal(err)
 	}
 	err = Put(ctx, h.client, &flight.FlightDescriptor{Type: flight.DescriptorCMD}, cs)
@@ -549,7 +561,7 @@ func TestPutCancel(t *testing.T) {
 	sent := make(chan int, 1)
 	cs := cdevice.New[abi.DeviceArrayStream]()
 	defer cdevice.Free(cs)
-	if err := stream.ExportDeviceStream(batch.Schema(), abi.DeviceCPU, endless(context.Background(), batch, sent), cs); err != nil {
+	if err := exportEndless(context.Background(), batch, sent, cs); err != nil {
 		t.Fatal(err)
 	}
 	go func() {
@@ -588,7 +600,7 @@ func TestServerDies(t *testing.T) {
 	defer batch.Release()
 	sent := make(chan int, 1)
 	srv := &Server{Open: func(ctx context.Context, _ []byte, out *abi.DeviceArrayStream) error {
-		return stream.ExportDeviceStream(batch.Schema(), abi.DeviceCPU, endless(ctx, batch, sent), out)
+		return exportEndless(ctx, batch, sent, out)
 	}}
 	h := start(t, srv)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -157,9 +157,23 @@ func deviceBatches(ctx context.Context, recs []arrow.RecordBatch, dev device.Dev
 }
 
 // exportBatches exports recs as an ArrowDeviceArrayStream on dev into out.
-// recs must stay valid until out is released.
+// The stream holds a reference to each of recs until the consumer releases
+// it (a get_next the consumer abandoned may still read them after the caller
+// has released its own).
 func exportBatches(ctx context.Context, sc *arrow.Schema, recs []arrow.RecordBatch, dev device.Device, out *abi.DeviceArrayStream) error {
-	return stream.ExportDeviceStream(sc, dev.Type(), deviceBatches(ctx, recs, dev), out)
+	for _, rb := range recs {
+		rb.Retain()
+	}
+	release := func() {
+		for _, rb := range recs {
+			rb.Release()
+		}
+	}
+	if err := stream.ExportDeviceStream(sc, dev.Type(), deviceBatches(ctx, recs, dev), out, stream.WithOnRelease(release)); err != nil {
+		release()
+		return err
+	}
+	return nil
 }
 
 // counts is what a consumer saw.
