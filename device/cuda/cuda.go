@@ -45,6 +45,7 @@ const (
 	memAttachGlobal     = 1  // cudaMemAttachGlobal
 	attrComputeCapMajor = 75 // cudaDevAttrComputeCapabilityMajor
 	attrComputeCapMinor = 76 // cudaDevAttrComputeCapabilityMinor
+	attrConcurrentMgd   = 89 // cudaDevAttrConcurrentManagedAccess
 )
 
 var table = gpurt.Table{
@@ -60,7 +61,8 @@ var table = gpurt.Table{
 		{Memory: gpurt.ManagedMemory, Type: abi.DeviceCUDAManaged, Alloc: "cudaMallocManaged", Free: "cudaFree",
 			AllocArgs: []uintptr{memAttachGlobal}},
 	},
-	Attributes: []int{attrComputeCapMajor, attrComputeCapMinor},
+	Attributes:            []int{attrComputeCapMajor, attrComputeCapMinor, attrConcurrentMgd},
+	ConcurrentManagedAttr: attrConcurrentMgd,
 	// cudaMemcpyKind; cudaStreamNonBlocking, cudaEventDisableTiming.
 	Memcpy:            gpurt.MemcpyKinds{HostToDevice: 1, DeviceToHost: 2, DeviceToDevice: 3, Default: 4},
 	StreamNonBlocking: 1, EventDisableTiming: 2,

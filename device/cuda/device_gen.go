@@ -35,7 +35,12 @@ func (d *Device) String() string { return d.dev.String() }
 
 // HostAccessible reports whether host code may read and write the memory
 // through its pointers: true for pinned host and managed memory, false for
-// device memory.
+// device memory. Managed memory is host-accessible only on a GPU whose
+// cudaDevAttrConcurrentManagedAccess (read once at probe) is 1: where it is 0
+// (every GPU on Windows and WSL, GPUs before Pascal) the host must not touch
+// managed memory while the GPU is busy, even after an array's event, so
+// HostAccessible is false and importers read such memory through copies
+// (CopyToHost).
 func (d *Device) HostAccessible() bool { return d.dev.HostAccessible() }
 
 // Alloc returns size bytes (size > 0) of the Device's kind of memory, from the

@@ -175,8 +175,21 @@ func (d *Device) Name() string {
 	return d.g.name
 }
 
-// HostAccessible: pinned host and managed memory are, device memory is not.
-func (d *Device) HostAccessible() bool { return d.k().Memory != DeviceMemory }
+// HostAccessible: pinned host memory is, device memory is not, and managed
+// memory is where the GPU allows the host to touch it while kernels run
+// (Table.ConcurrentManagedAttr, read at probe); where it does not, the host
+// must not touch managed memory while the GPU is busy at all, even after
+// the array's event, so importers read it through copies.
+func (d *Device) HostAccessible() bool {
+	switch d.k().Memory {
+	case HostMemory:
+		return true
+	case ManagedMemory:
+		a := d.g.r.t.ConcurrentManagedAttr
+		return a == 0 || d.Attribute(a) != 0
+	}
+	return false
+}
 
 // usable is nil, or why the library cannot allocate this kind of memory
 // (an optional kind whose functions it lacks).
@@ -224,7 +237,7 @@ func (d *Device) Free(p device.Pointer) error {
 // addressed by unified virtual addresses, and an explicit direction that
 // does not match the pointers is undefined, so the runtime infers it.
 func (d *Device) memcpyKind(explicit uintptr) uintptr {
-	if d.HostAccessible() {
+	if d.k().Memory != DeviceMemory {
 		return d.g.r.t.Memcpy.Default
 	}
 	return explicit

@@ -122,6 +122,13 @@ type Table struct {
 	// Attributes are DeviceGetAttribute numbers read for each GPU at probe;
 	// Device.Attribute returns them.
 	Attributes []int
+	// ConcurrentManagedAttr is the attribute (one of Attributes) that is
+	// nonzero where the host may touch managed memory while the GPU works
+	// (cudaDevAttrConcurrentManagedAccess); where it reads 0 (Windows, WSL,
+	// GPUs before Pascal), a GPU's managed memory is not HostAccessible, so
+	// it is read through copies. 0: the table has no such attribute, and
+	// managed memory is always host-accessible.
+	ConcurrentManagedAttr int
 
 	Memcpy             MemcpyKinds
 	StreamNonBlocking  uintptr // StreamCreateWithFlags flag: no implicit sync with the null stream

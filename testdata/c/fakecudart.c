@@ -124,6 +124,7 @@ static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static __thread int cur_dev;
 static int ndev = -1; /* -1: read FAKE_CUDA_DEVICES on first use */
 static int driver_version = FAKE_DRIVER_VERSION;
+static int concurrent_managed = 1; /* cudaDevAttrConcurrentManagedAccess */
 static struct alloc *allocs;
 static struct fstream *streams;
 static struct fstream null_streams[MAX_DEVICES]; /* the legacy default stream of each device */
@@ -403,6 +404,9 @@ EXPORT cudaError_t cudaDeviceGetAttribute(int *v, int attr, int d)
 		break;
 	case 76: /* cudaDevAttrComputeCapabilityMinor */
 		*v = FAKE_CC_MINOR;
+		break;
+	case 89: /* cudaDevAttrConcurrentManagedAccess */
+		*v = concurrent_managed;
 		break;
 	default:
 		return unlock(cudaErrorInvalidValue);
@@ -859,6 +863,7 @@ EXPORT void fake_cuda_reset(void)
 	memset(counters, 0, sizeof counters);
 	ndev = -1;
 	driver_version = FAKE_DRIVER_VERSION;
+	concurrent_managed = 1;
 	__atomic_store_n(&delay_us, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&held, 0, __ATOMIC_RELAXED);
 	cur_dev = 0;
@@ -891,6 +896,16 @@ EXPORT void fake_cuda_set_driver_version(int v)
 {
 	pthread_mutex_lock(&mu);
 	driver_version = v;
+	pthread_mutex_unlock(&mu);
+}
+
+/* fake_cuda_set_concurrent_managed sets what every device answers for
+ * cudaDevAttrConcurrentManagedAccess: 1 (the default, Linux on Pascal and
+ * later) or 0 (Windows, WSL, older GPUs). */
+EXPORT void fake_cuda_set_concurrent_managed(int v)
+{
+	pthread_mutex_lock(&mu);
+	concurrent_managed = v;
 	pthread_mutex_unlock(&mu);
 }
 

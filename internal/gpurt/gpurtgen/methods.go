@@ -15,11 +15,13 @@ type target struct {
 	Example string // a Device's String
 	Host    string // the kinds of memory that are host-accessible
 	Suffix  string // what Name adds to the GPU's name for them
+	Managed string // what HostAccessible's doc adds on managed memory
 }
 
 var targets = map[string]target{
 	"cuda": {Pkg: "cuda", Props: "cudaDeviceProp", Example: "cuda_host:0",
-		Host: "pinned host and managed memory", Suffix: `" (pinned host memory)" or " (managed memory)"`},
+		Host: "pinned host and managed memory", Suffix: `" (pinned host memory)" or " (managed memory)"`,
+		Managed: " Managed memory is host-accessible only on a GPU whose cudaDevAttrConcurrentManagedAccess (read once at probe) is 1: where it is 0 (every GPU on Windows and WSL, GPUs before Pascal) the host must not touch managed memory while the GPU is busy, even after an array's event, so HostAccessible is false and importers read such memory through copies (CopyToHost)."},
 	"hip": {Pkg: "hip", Props: "hipDeviceProp_t", Example: "rocm_host:0",
 		Host: "pinned host memory", Suffix: `" (pinned host memory)"`},
 }
@@ -48,7 +50,7 @@ var methods = []method{
 	{"String", "", "", "string",
 		`String is the device type and ordinal, e.g. {{.Example}}, as $CDEVICE_DEVICE names the Device.`},
 	{"HostAccessible", "", "", "bool",
-		`HostAccessible reports whether host code may read and write the memory through its pointers: true for {{.Host}}, false for device memory.`},
+		`HostAccessible reports whether host code may read and write the memory through its pointers: true for {{.Host}}, false for device memory.{{.Managed}}`},
 	{"Alloc", "size int", "size", "(device.Pointer, error)",
 		`Alloc returns size bytes (size > 0) of the Device's kind of memory, from the allocator that the documentation of Device names for it.`},
 	{"Free", "p device.Pointer", "p", "error",
