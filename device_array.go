@@ -194,6 +194,24 @@ func copyDataToDevice(ctx context.Context, ds []arrow.ArrayData, dev device.Devi
 	return out, u.owner, nil
 }
 
+// shareDataOnCPU is copyDataToDevice for device.CPU without the copies:
+// the arrays point at ds's buffers, which their owner pins and retains
+// (CPURecordBatch).
+func shareDataOnCPU(ds []arrow.ArrayData) ([]*DeviceArray, *deviceOwner, error) {
+	u := upload{ctx: context.Background(), dev: device.CPU, owner: newDeviceOwner(device.CPU), share: true}
+	out := make([]*DeviceArray, len(ds))
+	for i, d := range ds {
+		var err error
+		if out[i], err = u.node(d, 0); err != nil {
+			u.owner.release() // unpins, and releases what it retained so far
+			return nil, nil, err
+		}
+		d.Retain()
+		u.owner.shared = append(u.owner.shared, d)
+	}
+	return out, u.owner, nil
+}
+
 type upload struct {
 	ctx    context.Context
 	dev    device.Device

@@ -119,22 +119,11 @@ func CopyRecordBatchToDevice(ctx context.Context, rb arrow.RecordBatch, dev devi
 	if rb == nil || dev == nil {
 		return nil, invalidf("CopyRecordBatchToDevice: nil record batch or device")
 	}
-	ds := make([]arrow.ArrayData, rb.NumCols())
-	for i, c := range rb.Columns() {
-		ds[i] = c.Data()
-	}
-	cols, owner, err := copyDataToDevice(ctx, ds, dev)
+	cols, owner, err := copyDataToDevice(ctx, columnData(rb), dev)
 	if err != nil {
 		return nil, err
 	}
-	// The root takes the copy's owner even with no columns: its one
-	// reference and its event are released with the batch.
-	root := &DeviceArray{
-		Type: structOf(rb.Schema()), Length: rb.NumRows(),
-		Buffers: make([]DeviceBuffer, 1), Children: cols,
-		DeviceType: dev.Type(), DeviceID: dev.ID(), Device: dev, owner: owner,
-	}
-	return newDeviceRecordBatch(rb.Schema(), rootOf(root)), nil
+	return batchOnDevice(rb.Schema(), rb.NumRows(), cols, owner), nil
 }
 
 // CPURecordBatch returns rb as a device record batch on device.CPU without
@@ -147,23 +136,33 @@ func CPURecordBatch(rb arrow.RecordBatch) (*DeviceRecordBatch, error) {
 	if rb == nil {
 		return nil, invalidf("CPURecordBatch: nil record batch")
 	}
-	u := upload{ctx: context.Background(), dev: device.CPU, owner: newDeviceOwner(device.CPU), share: true}
-	cols := make([]*DeviceArray, rb.NumCols())
+	cols, owner, err := shareDataOnCPU(columnData(rb))
+	if err != nil {
+		return nil, err
+	}
+	return batchOnDevice(rb.Schema(), rb.NumRows(), cols, owner), nil
+}
+
+// columnData returns the data of rb's columns.
+func columnData(rb arrow.RecordBatch) []arrow.ArrayData {
+	ds := make([]arrow.ArrayData, rb.NumCols())
 	for i, c := range rb.Columns() {
-		var err error
-		if cols[i], err = u.node(c.Data(), 0); err != nil {
-			u.owner.release()
-			return nil, err
-		}
-		c.Data().Retain()
-		u.owner.shared = append(u.owner.shared, c.Data())
+		ds[i] = c.Data()
 	}
+	return ds
+}
+
+// batchOnDevice makes the device record batch of columns cols on owner's
+// device. The root takes the owner even with no columns: its one reference
+// (and its event, if any) are released with the batch.
+func batchOnDevice(sc *arrow.Schema, rows int64, cols []*DeviceArray, owner *deviceOwner) *DeviceRecordBatch {
+	dev := owner.dev
 	root := &DeviceArray{
-		Type: structOf(rb.Schema()), Length: rb.NumRows(),
+		Type: structOf(sc), Length: rows,
 		Buffers: make([]DeviceBuffer, 1), Children: cols,
-		DeviceType: abi.DeviceCPU, DeviceID: device.CPU.ID(), Device: device.CPU, owner: u.owner,
+		DeviceType: dev.Type(), DeviceID: dev.ID(), Device: dev, owner: owner,
 	}
-	return newDeviceRecordBatch(rb.Schema(), rootOf(root)), nil
+	return newDeviceRecordBatch(sc, rootOf(root))
 }
 
 // ToHost copies the batch into Go memory.

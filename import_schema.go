@@ -41,7 +41,7 @@ func ImportSchema(s *abi.Schema) (*arrow.Schema, error) {
 		if format := imp.str(s.Format); format != "+s" {
 			return nil, invalidf("a schema must have struct type (format +s), got format %q", format)
 		}
-		md, err := imp.metadata(s.Metadata)
+		md, err := cmeta.Decode(s.Metadata) // a root's is never an extension's
 		if err != nil {
 			return nil, err
 		}
@@ -186,7 +186,7 @@ func (imp *schemaImporter) str(p uintptr) string {
 
 func (imp *schemaImporter) field(s *abi.Schema) (arrow.Field, error) {
 	format, name := imp.str(s.Format), imp.str(s.Name)
-	md, err := imp.metadata(s.Metadata)
+	md, err := cmeta.Decode(s.Metadata)
 	if err != nil {
 		return arrow.Field{}, err
 	}
@@ -206,6 +206,7 @@ func (imp *schemaImporter) field(s *abi.Schema) (arrow.Field, error) {
 		dt = &arrow.DictionaryType{IndexType: dt, ValueType: vf.Type, Ordered: s.Flags&abi.FlagDictionaryOrdered != 0}
 	}
 	if i := md.FindKey(extensionNameKey); i >= 0 {
+		imp.extension = true // what it imports as depends on the registry: not cached
 		if ext := arrow.GetExtensionType(md.Values()[i]); ext != nil {
 			var serialized string
 			if j := md.FindKey(extensionMetadataKey); j >= 0 {
@@ -218,16 +219,6 @@ func (imp *schemaImporter) field(s *abi.Schema) (arrow.Field, error) {
 		}
 	}
 	return arrow.Field{Name: name, Type: dt, Nullable: s.Flags&abi.FlagNullable != 0, Metadata: md}, nil
-}
-
-// metadata decodes a node's metadata, noting whether it names an
-// extension type.
-func (imp *schemaImporter) metadata(p uintptr) (arrow.Metadata, error) {
-	md, err := cmeta.Decode(p)
-	if hasExtensionName(md) {
-		imp.extension = true
-	}
-	return md, err
 }
 
 func withoutKeys(md arrow.Metadata, drop ...string) arrow.Metadata {

@@ -3,8 +3,6 @@ package cdevice
 import (
 	"encoding/binary"
 	"sync"
-
-	"github.com/apache/arrow-go/v18/arrow"
 )
 
 // The schema cache: a producer hands the same schema with every batch
@@ -95,6 +93,3 @@ func cacheSchema(k *schemaKey, v any) {
 	}
 	schemaCache.m[string(k.b)] = v
 }
-
-// hasExtensionName reports whether md names an extension type.
-func hasExtensionName(md arrow.Metadata) bool { return md.FindKey(extensionNameKey) >= 0 }

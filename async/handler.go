@@ -424,9 +424,13 @@ func (h *Handler) NextHost(ctx context.Context) (arrow.RecordBatch, arrow.Metada
 	return rb, md, nil
 }
 
+// An importer imports an extracted batch (Next onto its device, NextHost
+// into host memory).
+type importer func(o *abi.DeviceArray, sc *arrow.Schema, opts []cdevice.ImportOption) error
+
 // next extracts the next task and imports it with imp, returning its
 // metadata.
-func (h *Handler) next(ctx context.Context, imp func(*abi.DeviceArray, *arrow.Schema, []cdevice.ImportOption) error) (arrow.Metadata, error) {
+func (h *Handler) next(ctx context.Context, imp importer) (arrow.Metadata, error) {
 	sc, err := h.Schema(ctx)
 	if err != nil {
 		return arrow.Metadata{}, err
@@ -459,7 +463,7 @@ func (h *Handler) next(ctx context.Context, imp func(*abi.DeviceArray, *arrow.Sc
 
 // extract takes a task's batch and imports it with imp; ctx bounds the
 // wait for its sync event.
-func (h *Handler) extract(ctx context.Context, t *abi.AsyncTask, sc *arrow.Schema, imp func(*abi.DeviceArray, *arrow.Schema, []cdevice.ImportOption) error) error {
+func (h *Handler) extract(ctx context.Context, t *abi.AsyncTask, sc *arrow.Schema, imp importer) error {
 	o := h.out
 	o.mu.Lock()
 	defer o.mu.Unlock()
