@@ -225,16 +225,35 @@ func TestDoubleStreams(t *testing.T) {
 	})
 
 	t.Run("per-thread default stream", func(t *testing.T) {
-		// The double has no per-thread streams: cudaStreamPerThread (2)
-		// reaches it and is refused as an invalid handle, which shows
-		// the value passed through.
-		p := devBytes(t, dev, vals)
-		x := desc(p, ptr(cai.StreamPerThread))
-		r := &releaser{}
-		_, err := cai.Import(ctx, &x, cai.WithOwner(r))
-		var re *device.RuntimeError
-		if !errors.As(err, &re) || re.Call != "cudaStreamSynchronize" || re.Code != 400 || r.n != 0 {
-			t.Errorf("per-thread stream on the double: %v", err)
+		p, err := dev.Alloc(32)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer dev.Free(p)
+		src := slices.Clone(vals)
+		var pin runtime.Pinner
+		pin.Pin(&src[0])
+		defer pin.Unpin()
+		// The producer queues on cudaStreamPerThread (2), as C code built
+		// with --default-stream per-thread does, and Import runs on the
+		// same OS thread (the package doc's rule for per-thread streams).
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		rc := d.call("cudaSetDevice", 0)
+		if rc == 0 {
+			rc = d.call("cudaMemcpyAsync", uintptr(p), uintptr(unsafe.Pointer(&src[0])), 32, 1, 2)
+		}
+		if rc != 0 || d.pending() != 1 {
+			t.Fatalf("queueing on the per-thread stream: %d, %d queued", rc, d.pending())
+		}
+		x := desc(uintptr(p), ptr(cai.StreamPerThread))
+		da, err := cai.Import(ctx, &x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer da.Release()
+		if got := toHost(t, da); !array.Equal(got, want) || d.pending() != 0 {
+			t.Errorf("got %v, %d queued", got, d.pending())
 		}
 	})
 

@@ -3,7 +3,7 @@ package cai_test
 import (
 	"context"
 	"fmt"
-	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -11,8 +11,8 @@ import (
 	"github.com/purearrow/cdevice/abi"
 	"github.com/purearrow/cdevice/device"
 	"github.com/purearrow/cdevice/device/cuda"
-	"github.com/purearrow/cdevice/internal/ctest"
 	"github.com/purearrow/cdevice/internal/ffi"
+	"github.com/purearrow/cdevice/internal/gpurt/gpurttest"
 	"github.com/purearrow/cdevice/internal/testsupport"
 )
 
@@ -103,9 +103,12 @@ type noWaiter struct{ device.Device }
 func (noWaiter) Type() abi.DeviceType { return abi.DeviceCUDA }
 func (noWaiter) ID() int64            { return 8 }
 
-// double is the C test double of libcudart (testdata/c/fakecudart.c),
-// loaded by cuda.Backend as the process's CUDA runtime.
+// double is the C test double of CUDA (testdata/c/fakecudart.c), loaded
+// by cuda.Backend as the process's CUDA runtime; under
+// $CDEVICE_CUDA_API=driver (TestDriverAPI) the double with both APIs,
+// which the backend binds through the driver API.
 type double struct {
+	gpurttest.ProcessDouble
 	lib                *ffi.Library
 	dev, host, managed device.Device
 }
@@ -116,26 +119,28 @@ var (
 	doubleErr  error
 )
 
-// cudaDouble builds the double, points CDEVICE_CUDA_LIBRARY at it and
-// probes cuda.Backend: the first probe of this process, so its devices are
-// registered as cuda:0, cuda_host:0 and cuda_managed:0. Without gcc the
-// test is skipped (ctest's rule).
+// cudaDouble builds the double, points cuda.Backend at it and probes it:
+// the first probe of this process, so its devices are registered as
+// cuda:0, cuda_host:0 and cuda_managed:0. Without gcc the test is skipped
+// (ctest's rule).
 func cudaDouble(t testing.TB) *double {
 	t.Helper()
-	path := ctest.Path(t, "fakecudart") // skips without gcc
+	pd := gpurttest.UseCUDADouble(t) // skips without gcc
 	doubleOnce.Do(func() {
-		os.Setenv(cuda.EnvLibrary, path)
 		info, err := cuda.Backend.Probe(context.Background())
+		if err == nil && pd.Driver != strings.HasPrefix(info.Version, "driver API") {
+			err = fmt.Errorf("the backend serves through %q, not the API asked for", info.Version)
+		}
 		if err != nil {
 			doubleErr = err
 			return
 		}
-		lib, err := ffi.Open(path)
+		lib, err := ffi.Open(pd.Path)
 		if err != nil {
 			doubleErr = err
 			return
 		}
-		d := &double{lib: lib}
+		d := &double{ProcessDouble: pd, lib: lib}
 		for _, dv := range info.Devices {
 			switch dv.Type() {
 			case abi.DeviceCUDA:
@@ -154,6 +159,10 @@ func cudaDouble(t testing.TB) *double {
 	return theDouble
 }
 
+// TestDriverAPI runs this package's tests again with the CUDA backend on
+// the driver API (DLPack and CUDA Array Interface through libcuda).
+func TestDriverAPI(t *testing.T) { gpurttest.RunThroughDriverAPI(t) }
+
 func (d *double) call(name string, args ...uintptr) int64 {
 	fn, err := d.lib.Symbol(name)
 	if err != nil {
@@ -164,9 +173,10 @@ func (d *double) call(name string, args ...uintptr) int64 {
 
 func (d *double) pending() int64 { return d.call("fake_cuda_pending_ops") }
 
-// calls is how many times the runtime function name was called.
+// calls is how many times the runtime function name was called (its
+// driver API counterpart, under the driver API: see ProcessDouble.Call).
 func (d *double) calls(name string) int64 {
-	cs, err := ffi.CString(name)
+	cs, err := ffi.CString(d.Call(name))
 	if err != nil {
 		panic(err)
 	}

@@ -154,4 +154,8 @@ type Info struct {
 	// candidate (a runtime newer than the driver supports, one lacking
 	// functions), each "path: why".
 	Skipped []string
+	// Note says which of a backend's APIs served and why, where it has
+	// several (CUDA's driver API, when no CUDA runtime serves or
+	// CDEVICE_CUDA_API=driver asks); "" for the preferred one.
+	Note string
 }

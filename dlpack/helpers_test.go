@@ -22,6 +22,7 @@ import (
 	"github.com/purearrow/cdevice/dlpack"
 	"github.com/purearrow/cdevice/internal/ctest"
 	"github.com/purearrow/cdevice/internal/ffi"
+	"github.com/purearrow/cdevice/internal/gpurt/gpurttest"
 	"github.com/purearrow/cdevice/internal/ndarray"
 	"github.com/purearrow/cdevice/tensor"
 )
@@ -56,27 +57,28 @@ func openclDevice(t testing.TB) (*opencl.Device, string) {
 	return nil, ""
 }
 
-// The CUDA device comes from the C test double (testdata/c/fakecudart.c)
-// through the backend's exported path: $CDEVICE_CUDA_LIBRARY names the
-// library to load. When the variable is already set (a real runtime on a
-// GPU machine) that library is used instead.
+// The CUDA device comes from the C test double (testdata/c/fakecudart.c,
+// or under $CDEVICE_CUDA_API=driver the double with both APIs, which the
+// backend binds through the driver API: TestDriverAPI) through the
+// backend's exported path. When $CDEVICE_CUDA_LIBRARY is set from outside
+// (a real runtime on a GPU machine) that library is used instead.
 var cudaState struct {
-	once sync.Once
-	dev  device.Device
-	fake *ffi.Library // the double, for its counters; nil for a real runtime
-	err  error
+	once   sync.Once
+	dev    device.Device
+	fake   *ffi.Library // the double, for its counters; nil for a real runtime
+	double gpurttest.ProcessDouble
+	err    error
 }
+
+var realCUDA = os.Getenv(cuda.EnvLibrary) != ""
 
 func cudaDevice(t testing.TB) (device.Device, *ffi.Library) {
 	t.Helper()
-	fakePath := ""
-	if os.Getenv(cuda.EnvLibrary) == "" {
-		fakePath = ctest.Path(t, "fakecudart")
+	var double gpurttest.ProcessDouble
+	if !realCUDA {
+		double = gpurttest.UseCUDADouble(t) // skips without gcc
 	}
 	cudaState.once.Do(func() {
-		if fakePath != "" {
-			os.Setenv(cuda.EnvLibrary, fakePath)
-		}
 		info, err := cuda.Backend.Probe(context.Background())
 		if err != nil {
 			cudaState.err = err
@@ -88,8 +90,9 @@ func cudaDevice(t testing.TB) (device.Device, *ffi.Library) {
 				break
 			}
 		}
-		if fakePath != "" && info.Library == fakePath {
-			cudaState.fake, cudaState.err = ffi.Open(fakePath)
+		if double.Path != "" && info.Library == double.Path {
+			cudaState.double = double
+			cudaState.fake, cudaState.err = ffi.Open(double.Path)
 		}
 	})
 	if cudaState.err != nil || cudaState.dev == nil {
@@ -98,13 +101,17 @@ func cudaDevice(t testing.TB) (device.Device, *ffi.Library) {
 	return cudaState.dev, cudaState.fake
 }
 
+// TestDriverAPI runs this package's tests again with the CUDA backend on
+// the driver API.
+func TestDriverAPI(t *testing.T) { gpurttest.RunThroughDriverAPI(t) }
+
 const dlDeviceCUDA = 2
 
 func fakeCalls(t testing.TB, fake *ffi.Library, call string) int64 {
 	t.Helper()
 	fn, err := fake.Symbol("fake_cuda_call_count")
 	must(t, err)
-	s, err := ffi.CString(call)
+	s, err := ffi.CString(cudaState.double.Call(call))
 	must(t, err)
 	defer ffi.Free(s)
 	return int64(ffi.Call(fn, uintptr(s)))

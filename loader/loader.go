@@ -57,6 +57,10 @@ type BackendReport struct {
 	// Skipped are the libraries the backend loaded and passed over for a
 	// later candidate, each "path: why" (device.Info.Skipped).
 	Skipped []string
+	// Note says which of the backend's APIs served and why, e.g. "driver
+	// API, as the runtime API cannot serve: not installed: …"
+	// (device.Info.Note); "" for the preferred one.
+	Note string
 	// Elapsed is the time the probe took, device memory queries included.
 	Elapsed time.Duration
 }
@@ -156,7 +160,7 @@ func probe(b device.Backend) (br BackendReport) {
 		}
 	}()
 	info, err := b.Probe(context.Background())
-	br.Library, br.Version, br.Skipped = info.Library, info.Version, info.Skipped
+	br.Library, br.Version, br.Skipped, br.Note = info.Library, info.Version, info.Skipped, info.Note
 	if err == nil && len(info.Devices) == 0 {
 		err = fmt.Errorf("%w: %s: the probe found no devices", device.ErrNoDevice, br.Name)
 	}

@@ -61,6 +61,9 @@ func printDevices(w io.Writer, rep *loader.Report, def device.Device, why string
 		if b.Err != nil {
 			fmt.Fprint(w, wrap(b.Name+": ", b.Reason, textWidth))
 		}
+		if b.Note != "" {
+			fmt.Fprint(w, wrap(b.Name+": ", b.Note, textWidth))
+		}
 		for _, s := range b.Skipped {
 			fmt.Fprint(w, wrap(b.Name+": skipped ", s, textWidth))
 		}
@@ -164,6 +167,7 @@ func writeJSON(stdout, stderr io.Writer, rep *loader.Report, def device.Device, 
 		Library   string   `json:"library,omitempty"`
 		Version   string   `json:"version,omitempty"`
 		Skipped   []string `json:"skipped,omitempty"`
+		Note      string   `json:"note,omitempty"`
 		ProbeNS   int64    `json:"probe_ns"`
 		Devices   []device `json:"devices"`
 	}
@@ -174,7 +178,7 @@ func writeJSON(stdout, stderr io.Writer, rep *loader.Report, def device.Device, 
 	}{Backends: []backend{}, DefaultReason: why}
 	for _, b := range rep.Backends {
 		jb := backend{Name: b.Name, Available: b.Err == nil, Reason: b.Reason, Library: b.Library,
-			Version: b.Version, Skipped: b.Skipped, ProbeNS: b.Elapsed.Nanoseconds(), Devices: []device{}}
+			Version: b.Version, Skipped: b.Skipped, Note: b.Note, ProbeNS: b.Elapsed.Nanoseconds(), Devices: []device{}}
 		for _, d := range b.Devices {
 			jb.Devices = append(jb.Devices, device{Type: d.Type.String(), ID: d.ID, Name: d.Name, TotalMemory: d.TotalMemory})
 		}

@@ -8,3 +8,6 @@ func platformCandidates() []string {
 	return gpurt.Libraries([]string{"cudart64_13.dll", "cudart64_12.dll", "cudart64_110.dll"},
 		gpurt.Under("CUDA_PATH", "bin", "cudart64_*.dll"), gpurt.Under("CUDA_PATH", "bin", "x64", "cudart64_*.dll"))
 }
+
+// driverCandidates: the driver's DLL, in System32.
+func driverCandidates() []string { return []string{"nvcuda.dll"} }

@@ -38,7 +38,7 @@ const EnvLibrary = "CDEVICE_CUDA_LIBRARY"
 // Backend is the CUDA runtime; it registers itself with package device, and
 // its probe registers the devices it finds. Its Probe returns, even with an
 // error, the Info.Library and Info.Version of a library it did load.
-var Backend device.Backend = gpurt.Register(&table, platformCandidates)
+var Backend device.Backend = gpurt.Register(table.Source(platformCandidates), driverTable.Source(driverCandidates))
 
 // Values from CUDA's driver_types.h and cuda_runtime_api.h.
 const (
@@ -49,7 +49,7 @@ const (
 )
 
 var table = gpurt.Table{
-	Name: "cuda", Title: "CUDA", Driver: "NVIDIA driver", EnvLibrary: EnvLibrary,
+	Name: "cuda", Title: "CUDA", Driver: "NVIDIA driver", EnvLibrary: EnvLibrary, EnvAPI: EnvAPI,
 	Prefix: "cuda",
 	Symbols: map[gpurt.Op][]string{
 		// CUDA 12 headers map cudaGetDeviceProperties to _v2.

@@ -9,25 +9,39 @@ import (
 	"github.com/purearrow/cdevice/internal/gpurt/gpurttest"
 )
 
-// TestGPURT runs internal/gpurt's tests (the C test double with fault
-// injection, libraries that are absent or not CUDA) on the CUDA table.
-func TestGPURT(t *testing.T) { gpurttest.Run(t, cuda.Runtime) }
-
-func TestComputeCapability(t *testing.T) {
-	f := gpurttest.NewFake(t, cuda.Runtime, 2)
-	for _, d := range f.Probe() {
-		if maj, min := d.(*cuda.Device).ComputeCapability(); maj != 9 || min != 0 {
-			t.Errorf("%v: compute capability %d.%d", d, maj, min)
-		}
+// eachAPI runs f on the runtime API and on the driver API, each on its
+// C test double.
+func eachAPI(t *testing.T, f func(t *testing.T, rt gpurttest.Runtime)) {
+	for _, rt := range cuda.APIs {
+		t.Run(rt.Table.API.String(), func(t *testing.T) { f(t, rt) })
 	}
 }
 
+// TestGPURT runs internal/gpurt's tests (the C test double with fault
+// injection, libraries that are absent or not CUDA) on the CUDA tables:
+// the runtime's and the driver API's.
+func TestGPURT(t *testing.T) { eachAPI(t, gpurttest.Run) }
+
+func TestComputeCapability(t *testing.T) {
+	eachAPI(t, func(t *testing.T, rt gpurttest.Runtime) {
+		f := gpurttest.NewFake(t, rt, 2)
+		for _, d := range f.Probe() {
+			if maj, min := d.(*cuda.Device).ComputeCapability(); maj != 9 || min != 0 {
+				t.Errorf("%v: compute capability %d.%d", d, maj, min)
+			}
+		}
+	})
+}
+
 func TestErrorName(t *testing.T) {
-	f := gpurttest.NewFake(t, cuda.Runtime, 1)
-	d := f.Probe()[0].(*cuda.Device)
-	if got := d.ErrorName(2); got != "cudaErrorMemoryAllocation" {
-		t.Errorf("ErrorName(2) = %q", got)
-	}
+	want := map[string]string{"runtime": "cudaErrorMemoryAllocation", "driver": "CUDA_ERROR_OUT_OF_MEMORY"}
+	eachAPI(t, func(t *testing.T, rt gpurttest.Runtime) {
+		f := gpurttest.NewFake(t, rt, 1)
+		d := f.Probe()[0].(*cuda.Device)
+		if got := d.ErrorName(2); got != want[rt.Table.API.String()] {
+			t.Errorf("ErrorName(2) = %q", got)
+		}
+	})
 }
 
 func TestCandidates(t *testing.T) {
@@ -45,6 +59,23 @@ func TestCandidates(t *testing.T) {
 	case "windows":
 		if len(c) < 3 || c[0] != "cudart64_13.dll" {
 			t.Errorf("candidates %v", c)
+		}
+	}
+
+	t.Setenv(cuda.EnvDriverLibrary, "/opt/x/libcuda.so.1")
+	if c := cuda.DriverCandidates(); !slices.Equal(c, []string{"/opt/x/libcuda.so.1"}) {
+		t.Errorf("with %s set: %v", cuda.EnvDriverLibrary, c)
+	}
+	t.Setenv(cuda.EnvDriverLibrary, "")
+	c = cuda.DriverCandidates()
+	switch runtime.GOOS {
+	case "linux":
+		if len(c) < 2 || c[0] != "libcuda.so.1" {
+			t.Errorf("driver candidates %v", c)
+		}
+	case "windows":
+		if !slices.Equal(c, []string{"nvcuda.dll"}) {
+			t.Errorf("driver candidates %v", c)
 		}
 	}
 }

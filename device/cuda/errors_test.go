@@ -14,8 +14,10 @@ import (
 // each error wraps its path's documented sentinel.
 func TestErrorPaths(t *testing.T) {
 	var cases []testsupport.ErrorCase
-	for _, p := range gpurttest.ErrorPaths(cuda.Runtime) {
-		cases = append(cases, testsupport.Case(p.Name, p.Want, p.Call))
+	for _, rt := range cuda.APIs {
+		for _, p := range gpurttest.ErrorPaths(rt) {
+			cases = append(cases, testsupport.Case(rt.Table.API.String()+"/"+p.Name, p.Want, p.Call))
+		}
 	}
 	testsupport.RunErrorCases(t, cases)
 }

@@ -13,7 +13,7 @@ const EnvLibrary = "CDEVICE_HIP_LIBRARY"
 
 // Backend is the HIP runtime. Its Probe returns, even with an error, the
 // Info.Library and Info.Version of a library it did load.
-var Backend device.Backend = gpurt.Register(&table, platformCandidates)
+var Backend device.Backend = gpurt.Register(table.Source(platformCandidates))
 
 // hipHostAllocDefault is hipExtHostAlloc's (and hipHostMalloc's) default flags.
 const hipHostAllocDefault = 0

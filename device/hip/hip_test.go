@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/purearrow/cdevice/device"
 	"github.com/purearrow/cdevice/device/hip"
@@ -59,6 +60,43 @@ func TestVersionFormat(t *testing.T) {
 	for v, want := range map[int32]string{50221153: "5.2.21153", 60140092: "6.1.40092", 1234: "1234"} {
 		if got := hip.HIPVersion(v); got != want {
 			t.Errorf("hipVersion(%d) = %q, want %q", v, got, want)
+		}
+	}
+}
+
+// The HIP double is HIP on the points where it once answered as CUDA: its
+// attributes are hipDeviceAttribute_t's numbers (CUDA's 75, 76 and 89 are
+// refused), and the legacy default-stream handle 1 (hipStreamLegacy)
+// exists only from HIP 6.2, while hipStreamPerThread (2) always does.
+func TestDoubleIsHIP(t *testing.T) {
+	f := gpurttest.NewFake(t, hip.Runtime, 1)
+	out := make([]int32, 1)
+	attr := func(a int) (int32, uintptr) {
+		out[0] = -1
+		rc := f.Call("hipDeviceGetAttribute", uintptr(unsafe.Pointer(&out[0])), uintptr(a), 0)
+		return out[0], uintptr(int32(rc))
+	}
+	for a, want := range map[int]int32{23: 9, 61: 0, 9: 1} { // compute capability 9.0, concurrent managed access
+		if v, rc := attr(a); rc != 0 || v != want {
+			t.Errorf("hipDeviceGetAttribute(%d) = %d, %d; want %d", a, v, rc, want)
+		}
+	}
+	for _, a := range []int{75, 76, 89} {
+		if _, rc := attr(a); rc != 1 {
+			t.Errorf("hipDeviceGetAttribute(%d), CUDA's number: code %d; want hipErrorInvalidValue", a, rc)
+		}
+	}
+	for _, tc := range []struct {
+		fake   string
+		stream uintptr
+		ok     bool
+	}{{"fakehip", 1, false}, {"fakehip", 2, true}, {"fakehip_new", 1, true}, {"fakehip_new", 2, true}} {
+		rt := hip.Runtime
+		rt.Fake = tc.fake
+		f := gpurttest.NewFake(t, rt, 1)
+		f.Call("fake_cuda_set_driver_version", 0x7fffffff)
+		if rc := int32(f.Call("hipStreamSynchronize", tc.stream)); (rc == 0) != tc.ok {
+			t.Errorf("%s: hipStreamSynchronize(%d) = %d", tc.fake, tc.stream, rc)
 		}
 	}
 }

@@ -31,6 +31,9 @@ func (t *Table) Search(platform func() []string) Candidates {
 	}
 }
 
+// Source is t with the usual Search over platform's list.
+func (t *Table) Source(platform func() []string) Source { return Source{t, t.Search(platform)} }
+
 // Paths tries exactly paths (tests).
 func Paths(paths ...string) Candidates {
 	return func() ([]string, bool) { return paths, false }
@@ -66,11 +69,18 @@ func Under(env string, elem ...string) string {
 	return filepath.Join(append([]string{dir}, elem...)...)
 }
 
-// A Backend is a device.Backend for a runtime described by a Table.
+// A Source is one API of a backend: its table and where its libraries are.
+type Source struct {
+	Table      *Table
+	Candidates Candidates
+}
+
+// A Backend is a device.Backend for a runtime described by one Table, or
+// by several of the same GPUs (CUDA's runtime and driver APIs), tried in
+// turn (see probe).
 type Backend struct {
-	t          *Table
-	candidates Candidates
-	register   bool // register the devices found with package device
+	sources  []Source
+	register bool // register the devices found with package device
 
 	mu   sync.Mutex
 	done chan struct{} // closed when the one probe has finished
@@ -79,23 +89,24 @@ type Backend struct {
 	gpus []*gpu
 }
 
-// NewBackend returns an unprobed backend; register: its probe registers
-// the devices it finds with package device.
-func NewBackend(t *Table, c Candidates, register bool) *Backend {
-	return &Backend{t: t, candidates: c, register: register}
+// NewBackend returns an unprobed backend over sources, the preferred
+// first; register: its probe registers the devices it finds with package
+// device.
+func NewBackend(register bool, sources ...Source) *Backend {
+	return &Backend{sources: sources, register: register}
 }
 
-// Register returns the backend of a runtime package (the usual Search for
-// its library, registering the devices its probe finds) and registers it
+// Register returns the backend of a runtime package over sources (see
+// Table.Source), registering the devices its probe finds, and registers it
 // with package device.
-func Register(t *Table, platform func() []string) *Backend {
-	b := NewBackend(t, t.Search(platform), true)
+func Register(sources ...Source) *Backend {
+	b := NewBackend(true, sources...)
 	device.RegisterBackend(b)
 	return b
 }
 
-// Name is the table's name, e.g. "cuda".
-func (b *Backend) Name() string { return b.t.Name }
+// Name is the tables' name, e.g. "cuda".
+func (b *Backend) Name() string { return b.sources[0].Table.Name }
 
 // Probe loads the library and lists its devices, once: later and concurrent
 // callers get the first answer (or give up with their ctx). A ctx already
@@ -135,7 +146,7 @@ func (b *Backend) run() {
 	defer close(b.done)
 	defer func() {
 		if p := recover(); p != nil {
-			b.info, b.err = device.Info{}, fmt.Errorf("%w: %s: probe panicked: %v", device.ErrRuntime, b.t.Name, p)
+			b.info, b.err = device.Info{}, fmt.Errorf("%w: %s: probe panicked: %v", device.ErrRuntime, b.Name(), p)
 		}
 	}()
 	b.err = b.probe()
@@ -148,13 +159,85 @@ func (b *Backend) answer() (device.Info, error) {
 	return info, b.err
 }
 
-// probe tries the candidates that load in turn, newest first, and stops at
-// the first that serves this machine or fails for a reason an older runtime
-// would share (no device, no driver): one that is newer than the driver
-// supports, or lacks functions, is skipped, and named with why in
-// Info.Skipped. When every one that loaded was skipped, the error and the
-// Info are the first's, and the others are in Info.Skipped.
+// probe probes the sources in turn (only the one $EnvAPI names, when set)
+// and stops at the first that serves; Info.Note says which API served and
+// why an earlier one did not. When none serves, the error and the Info are
+// those of the first that found a library (the first source's, when none
+// did), with every source's skipped libraries.
 func (b *Backend) probe() error {
+	srcs, err := b.chosen()
+	if err != nil {
+		return err
+	}
+	type result struct {
+		info device.Info
+		err  error
+	}
+	var failed []result
+	for i, src := range srcs {
+		b.info = device.Info{}
+		err := b.probeSource(src)
+		if err == nil {
+			switch {
+			case len(srcs) < len(b.sources):
+				b.info.Note = fmt.Sprintf("%s API, as %s=%s asks", src.Table.API, b.sources[0].Table.EnvAPI, src.Table.API)
+			case i > 0:
+				b.info.Note = fmt.Sprintf("%s API, as the %s API cannot serve: %s", src.Table.API, srcs[0].Table.API,
+					skipReason(b.Name(), failed[0].err))
+			}
+			return nil
+		}
+		failed = append(failed, result{b.info, err})
+	}
+	pick := slices.IndexFunc(failed, func(r result) bool { return !errors.Is(r.err, device.ErrNotFound) })
+	if pick < 0 {
+		pick = 0
+	}
+	b.info = failed[pick].info
+	b.info.Skipped = nil
+	for _, r := range failed {
+		b.info.Skipped = append(b.info.Skipped, r.info.Skipped...)
+	}
+	if pick == 0 && len(failed) > 1 && errors.Is(failed[0].err, device.ErrNotFound) {
+		// Nothing found anywhere: say everything that was looked for.
+		var also []string
+		for i, r := range failed[1:] {
+			also = append(also, fmt.Sprintf("%s API: %s", srcs[i+1].Table.API, skipReason(b.Name(), r.err)))
+		}
+		return &probeError{msg: failed[0].err.Error() + "; " + strings.Join(also, "; "),
+			sentinel: device.ErrNotFound, cause: failed[0].err}
+	}
+	return failed[pick].err
+}
+
+// chosen is the sources to probe: the one $EnvAPI names, else all.
+func (b *Backend) chosen() ([]Source, error) {
+	env := b.sources[0].Table.EnvAPI
+	v := ""
+	if env != "" {
+		v = os.Getenv(env)
+	}
+	if v == "" {
+		return b.sources, nil
+	}
+	var names []string
+	for _, s := range b.sources {
+		if s.Table.API.String() == v {
+			return []Source{s}, nil
+		}
+		names = append(names, fmt.Sprintf("%q", s.Table.API.String()))
+	}
+	return nil, &probeError{msg: fmt.Sprintf("%s: %s=%q: want %s", b.Name(), env, v, strings.Join(names, " or ")),
+		sentinel: device.ErrInvalid}
+}
+
+// probeSource tries the candidates of src that load in turn, newest first,
+// and stops at the first that serves this machine or fails for a reason an
+// older runtime would share (no device, no driver): one that is newer than
+// the driver supports, or lacks functions, is skipped, and named with why
+// in Info.Skipped. When every one that loaded was skipped, the error and
+// the Info are the first's, and the others are in Info.Skipped.
+func (b *Backend) probeSource(src Source) error {
 	type tried struct {
 		info   device.Info
 		err    error
@@ -162,9 +245,9 @@ func (b *Backend) probe() error {
 	}
 	var passed []tried
 	var stop *tried
-	err := open(b.t, b.candidates, func(lib *ffi.Library) bool {
+	err := open(src.Table, src.Candidates, func(lib *ffi.Library) bool {
 		b.info = device.Info{Library: lib.Path()}
-		err := b.try(lib)
+		err := b.try(src.Table, lib)
 		if err == nil || !skippable(err) {
 			stop = &tried{b.info, err, true}
 			return true
@@ -184,7 +267,7 @@ func (b *Backend) probe() error {
 	}
 	b.info = stop.info
 	for _, p := range passed {
-		b.info.Skipped = append(b.info.Skipped, p.info.Library+": "+skipReason(b.t.Name, p.err))
+		b.info.Skipped = append(b.info.Skipped, p.info.Library+": "+skipReason(b.Name(), p.err))
 	}
 	return stop.err
 }
@@ -200,9 +283,8 @@ func skipReason(name string, err error) string {
 	return strings.TrimPrefix(oneLine(err.Error()), name+": ")
 }
 
-// try binds lib and lists its devices.
-func (b *Backend) try(lib *ffi.Library) error {
-	t := b.t
+// try binds lib as t and lists its devices.
+func (b *Backend) try(t *Table, lib *ffi.Library) error {
 	r, err := Bind(t, lib)
 	if err != nil {
 		return err

@@ -20,7 +20,7 @@ import (
 // about 1 KiB, hipDeviceProp_tR0600 about 1.5 KiB): it gets far more room than
 // it needs, off the Go heap, and only name[256], its first member, is read.
 const (
-	propBufSize = 8192
+	PropBufSize = 8192
 	propNameLen = 256
 )
 
@@ -28,26 +28,45 @@ const (
 type gpu struct {
 	r       *Runtime
 	ordinal int
+	dev     uintptr // the API's name for it, and what makes it current (openGPU)
+	current uintptr
+	open    bool // what openGPU took is not given back yet
 	name    string
 	attrs   []int   // parallel to Table.Attributes
 	stream  uintptr // what a nil device.Stream stands for (see the package doc)
 }
 
+// newGPU opens GPU ordinal and reads what a probe reads of it; on failure
+// it gives back everything it took.
 func newGPU(r *Runtime, ordinal int) (*gpu, error) {
-	g := &gpu{r: r, ordinal: ordinal}
-	props, err := cCalloc(propBufSize)
+	dev, current, err := r.openGPU(ordinal)
 	if err != nil {
 		return nil, err
+	}
+	g := &gpu{r: r, ordinal: ordinal, dev: dev, current: current, open: true}
+	if err := g.read(); err != nil {
+		r.closeGPU(dev) // the first error is the one to report
+		return nil, err
+	}
+	return g, nil
+}
+
+// read reads the GPU's name and attributes and makes its default stream.
+func (g *gpu) read() error {
+	r := g.r
+	props, err := cCalloc(PropBufSize)
+	if err != nil {
+		return err
 	}
 	defer ffi.Free(props)
 	o := newOut()
 	defer o.release()
-	err = r.OnDevice(ordinal, func() error {
-		if err := r.Call(GetDeviceProperties, uintptr(props), uintptr(ordinal)); err != nil {
+	err = g.on(func() error {
+		if err := r.deviceName(props, g.dev); err != nil {
 			return err
 		}
 		for _, a := range r.t.Attributes {
-			if err := r.Call(DeviceGetAttribute, o.ptr(0), uintptr(a), uintptr(ordinal)); err != nil {
+			if err := r.Call(DeviceGetAttribute, o.ptr(0), uintptr(a), g.dev); err != nil {
 				return err
 			}
 			g.attrs = append(g.attrs, o.int(0))
@@ -59,14 +78,14 @@ func newGPU(r *Runtime, ordinal int) (*gpu, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	name := unsafe.Slice((*byte)(props), propNameLen)
 	if i := bytes.IndexByte(name, 0); i >= 0 {
 		name = name[:i]
 	}
 	g.name = string(name)
-	return g, nil
+	return nil
 }
 
 // cCalloc is ffi.Calloc with its rare failure (no C library, the C heap
@@ -79,16 +98,23 @@ func cCalloc(n uintptr) (unsafe.Pointer, error) {
 	return p, nil
 }
 
-func (g *gpu) on(f func() error) error { return g.r.OnDevice(g.ordinal, f) }
+func (g *gpu) on(f func() error) error { return g.r.on(g.current, f) }
 
+// close destroys the default stream and gives back what openGPU took; a
+// second close does nothing.
 func (g *gpu) close() error {
-	if g.stream == 0 {
-		return nil
+	if g.stream != 0 {
+		if err := g.on(func() error { return g.r.Call(StreamDestroy, g.stream) }); err != nil {
+			return err
+		}
+		g.stream = 0
 	}
-	if err := g.on(func() error { return g.r.Call(StreamDestroy, g.stream) }); err != nil {
-		return err
+	if g.open {
+		if err := g.r.closeGPU(g.dev); err != nil {
+			return err
+		}
+		g.open = false
 	}
-	g.stream = 0
 	return nil
 }
 
@@ -286,7 +312,7 @@ func (d *Device) memcpy(op string, dst, src uintptr, n int, kind uintptr, s devi
 	}
 	err := d.g.withStream(s, func(h uintptr) error {
 		return d.g.on(func() error {
-			return d.g.r.Call(MemcpyAsync, dst, src, uintptr(n), d.memcpyKind(kind), h)
+			return d.g.r.memcpy(dst, src, uintptr(n), d.memcpyKind(kind), h)
 		})
 	})
 	if err != nil {

@@ -138,7 +138,7 @@ func code(s symbol, args ...uintptr) int { return int(int32(ffi.Call(s.fn, args.
 // Error is the RuntimeError of call failing with code: the runtime's
 // description, or its name for the code where it has no description.
 func (r *Runtime) Error(call string, code int) *device.RuntimeError {
-	msg := ffi.GoString(ffi.Call(r.fn[GetErrorString].fn, uintptr(uint32(code))))
+	msg := r.errorText(GetErrorString, code)
 	if msg == "" {
 		msg = r.ErrorName(code)
 	}
@@ -146,17 +146,16 @@ func (r *Runtime) Error(call string, code int) *device.RuntimeError {
 }
 
 // ErrorName is the runtime's name for an error code, e.g. "cudaErrorMemoryAllocation".
-func (r *Runtime) ErrorName(code int) string {
-	return ffi.GoString(ffi.Call(r.fn[GetErrorName].fn, uintptr(uint32(code))))
-}
+func (r *Runtime) ErrorName(code int) string { return r.errorText(GetErrorName, code) }
 
-// OnDevice runs f with the goroutine locked to its OS thread and ordinal
-// that thread's current device: the runtimes keep the current device per
-// thread, and a goroutine may move between threads between any two calls.
-func (r *Runtime) OnDevice(ordinal int, f func() error) error {
+// on runs f with the goroutine locked to its OS thread and a GPU current on
+// that thread (current is SetDevice's argument for it, see openGPU): the
+// runtimes keep the current device per thread, and a goroutine may move
+// between threads between any two calls.
+func (r *Runtime) on(current uintptr, f func() error) error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	if err := r.Call(SetDevice, uintptr(ordinal)); err != nil {
+	if err := r.Call(SetDevice, current); err != nil {
 		return err
 	}
 	return f()
@@ -180,34 +179,14 @@ func (o *out) int(i int) int         { return int(*(*int32)(unsafe.Pointer(&o.v[
 func (o *out) uintptr(i int) uintptr { return *(*uintptr)(unsafe.Pointer(&o.v[i])) }
 func (o *out) release()              { o.pin.Unpin() }
 
-// versions reads the runtime's and the driver's versions.
-func (r *Runtime) versions() error {
-	o := newOut()
-	defer o.release()
-	if err := r.Call(RuntimeGetVersion, o.ptr(0)); err != nil {
-		return err
-	}
-	if err := r.Call(DriverGetVersion, o.ptr(1)); err != nil {
-		return err
-	}
-	r.runtimeVersion, r.driverVersion = o.int(0), o.int(1)
-	return nil
-}
-
-// Version is "runtime X, driver Y", without the driver when there is none.
-func (r *Runtime) Version() string {
-	v := "runtime " + r.t.FormatVersion(r.runtimeVersion)
-	if r.driverVersion > 0 {
-		v += ", driver " + r.t.FormatVersion(r.driverVersion)
-	}
-	return v
-}
-
 // deviceCount returns how many devices there are, or why none can be used.
 func (r *Runtime) deviceCount() (int, error) {
 	o := newOut()
 	defer o.release()
-	err := r.Call(GetDeviceCount, o.ptr(0))
+	err := r.initialize()
+	if err == nil {
+		err = r.Call(GetDeviceCount, o.ptr(0))
+	}
 	n := o.int(0)
 	t, c := r.t, r.t.Codes
 	var re *device.RuntimeError

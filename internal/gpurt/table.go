@@ -5,23 +5,48 @@ import (
 	"github.com/purearrow/cdevice/device"
 )
 
-// An Op is one call of the API that both runtimes have, named without the
-// runtime's prefix: GetDeviceCount is cudaGetDeviceCount and hipGetDeviceCount.
+// An API is the shape of a table's calls.
+type API int
+
+const (
+	// RuntimeAPI is the CUDA runtime's shape (libcudart, and HIP, which
+	// copies it): devices named by ordinal, made current by SetDevice.
+	RuntimeAPI API = iota
+	// DriverAPI is CUDA's driver API (libcuda, which the NVIDIA driver
+	// installs, where libcudart comes only with a toolkit): Init before
+	// anything, devices named by CUdevice handles, each GPU's primary
+	// context made current on the thread (what cudaSetDevice does for the
+	// runtime), error texts through out-parameters, and copies by functions
+	// of one direction each. api.go holds every difference.
+	DriverAPI
+)
+
+func (a API) String() string {
+	if a == DriverAPI {
+		return "driver"
+	}
+	return "runtime"
+}
+
+// An Op is one call of the API that the runtimes have, named without the
+// runtime's prefix: GetDeviceCount is cudaGetDeviceCount and
+// hipGetDeviceCount. The driver API's names differ more (cuDeviceGetCount,
+// cuCtxSetCurrent for SetDevice): its Table names them in Symbols.
 type Op int
 
 // The calls a Table names. GetDeviceCount comes first, so that a library
 // that is not the runtime at all is reported by it.
 const (
-	GetDeviceCount Op = iota
-	SetDevice
-	RuntimeGetVersion
+	GetDeviceCount    Op = iota
+	SetDevice            // (ordinal); DriverAPI: (CUcontext), the GPU's primary context
+	RuntimeGetVersion    // RuntimeAPI only
 	DriverGetVersion
 	GetErrorString
 	GetErrorName
-	GetDeviceProperties // (prop*, ordinal); name[256] is the first member, and the only one read
-	DeviceGetAttribute  // (int*, attribute, ordinal), for Table.Attributes
+	GetDeviceProperties // (prop*, ordinal), RuntimeAPI only; name[256] is the first member, and the only one read
+	DeviceGetAttribute  // (int*, attribute, ordinal or CUdevice), for Table.Attributes
 	MemGetInfo
-	MemcpyAsync
+	MemcpyAsync // RuntimeAPI: (dst, src, n, kind, stream); DriverAPI: (dst, src, n, stream), the direction inferred
 	StreamCreateWithFlags
 	StreamSynchronize
 	StreamDestroy
@@ -31,6 +56,16 @@ const (
 	EventSynchronize
 	EventDestroy
 	EventQuery // done: 0; still running: Codes.NotReady
+
+	// DriverAPI only.
+	Init              // (flags)
+	DeviceGet         // (CUdevice*, ordinal)
+	DeviceGetName     // (char*, len, CUdevice)
+	PrimaryCtxRetain  // (CUcontext*, CUdevice)
+	PrimaryCtxRelease // (CUdevice)
+	MemcpyHtoDAsync   // (dst, src, n, stream), and the two below: copies of one direction
+	MemcpyDtoHAsync
+	MemcpyDtoDAsync
 	numOps
 )
 
@@ -40,9 +75,20 @@ var opNames = [numOps]string{
 	"MemGetInfo", "MemcpyAsync", "StreamCreateWithFlags", "StreamSynchronize",
 	"StreamDestroy", "StreamWaitEvent", "EventCreateWithFlags", "EventRecord",
 	"EventSynchronize", "EventDestroy", "EventQuery",
+	"Init", "DeviceGet", "DeviceGetName", "PrimaryCtxRetain", "PrimaryCtxRelease",
+	"MemcpyHtoDAsync", "MemcpyDtoHAsync", "MemcpyDtoDAsync",
 }
 
 func (op Op) String() string { return opNames[op] }
+
+// of reports whether api has op.
+func (op Op) of(api API) bool {
+	switch op {
+	case RuntimeGetVersion, GetDeviceProperties:
+		return api == RuntimeAPI
+	}
+	return op < Init || api == DriverAPI
+}
 
 // Memory is what an allocation of a Kind is.
 type Memory int
@@ -89,15 +135,18 @@ type Kind struct {
 func (k *Kind) allocNames() []string { return append([]string{k.Alloc}, k.OlderAlloc...) }
 func (k *Kind) freeNames() []string  { return append([]string{k.Free}, k.OlderFree...) }
 
-// MemcpyKinds are the values of cudaMemcpyKind / hipMemcpyKind.
+// MemcpyKinds are the values of cudaMemcpyKind / hipMemcpyKind. The
+// driver API has no such argument: there they only pick the function
+// (MemcpyHtoDAsync for HostToDevice, MemcpyAsync for Default).
 type MemcpyKinds struct {
 	HostToDevice, DeviceToHost, DeviceToDevice uintptr
 	// Default infers the direction from the pointers (unified addressing).
 	Default uintptr
 }
 
-// Codes are the error codes of GetDeviceCount that say why the runtime
-// cannot be used; 0 where a runtime has no such code.
+// Codes are the error codes of GetDeviceCount (and the driver API's Init)
+// that say why the runtime cannot be used; 0 where a runtime has no such
+// code.
 type Codes struct {
 	NoDevice           int // there is no device
 	InsufficientDriver int // the driver is older than the runtime, or absent (driver version 0)
@@ -105,12 +154,17 @@ type Codes struct {
 	NotReady           int // EventQuery: the event's work is still running
 }
 
-// A Table describes one runtime of the CUDA-runtime shape.
+// A Table describes one runtime: a library of the CUDA runtime's shape or
+// CUDA's driver API (API).
 type Table struct {
 	Name       string // "cuda": the backend's name, RuntimeError.Runtime, the first word of errors
 	Title      string // "CUDA": the runtime as messages name it
 	Driver     string // "NVIDIA driver": what the runtime needs installed, for the error when it is not
 	EnvLibrary string // the variable naming the one library to load (see Search)
+	API        API
+	// EnvAPI, on the first table of a backend with several (NewBackend),
+	// names the variable that picks one by its API's name ("driver").
+	EnvAPI string
 
 	// Prefix+op.String() is an op's symbol, except where Symbols names it:
 	// alternatives there are tried in order; an empty list leaves the op
@@ -152,6 +206,9 @@ type Table struct {
 // Names returns the symbols of op, preferred first; none when op is not
 // bound for this runtime.
 func (t *Table) Names(op Op) []string {
+	if !op.of(t.API) {
+		return nil
+	}
 	if names, ok := t.Symbols[op]; ok {
 		return names
 	}

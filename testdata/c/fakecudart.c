@@ -13,6 +13,13 @@
  * current one fails, which proves that the caller makes the right device
  * current on the thread that makes the call.
  *
+ * Every runtime entry point is a thin wrapper: ENTER or ENTER_CTX, then a
+ * static core that runs with mu held. fakecuda.c adds the driver API
+ * (libcuda) over the same cores and state, so a CUstream is a cudaStream_t
+ * and a CUevent a cudaEvent_t; built with FAKE_NO_RUNTIME_API it exports
+ * no runtime entry point (RT_EXPORT), and fakecuda_mixed.c exports both.
+ * The control functions (fake_cuda_*) are exported by every build.
+ *
  * Compiled with FAKE_CUDA_OLD defined (fakecudart_old.c) it leaves out
  * cudaMallocManaged and cudaGetDeviceProperties_v2, like an old runtime.
  *
@@ -36,6 +43,14 @@
 #define EXPORT __declspec(dllexport)
 #else
 #define EXPORT __attribute__((visibility("default")))
+#endif
+
+/* RT_EXPORT marks the runtime entry points: fakecuda.c, the driver-only
+ * double, keeps them as unexported statics, as libcuda has no cuda*. */
+#ifdef FAKE_NO_RUNTIME_API
+#define RT_EXPORT static __attribute__((unused))
+#else
+#define RT_EXPORT EXPORT
 #endif
 
 typedef int cudaError_t;
@@ -63,7 +78,26 @@ enum { HostToHost = 0, HostToDevice = 1, DeviceToHost = 2, DeviceToDevice = 3, D
 #endif
 #define FAKE_CC_MAJOR 9
 #define FAKE_CC_MINOR 0
-#define FAKE_PROP_SIZE 1024 /* the real cudaDeviceProp is about 1 KiB; name[256] comes first */
+/* The properties call writes exactly the real struct's size:
+ * sizeof(cudaDeviceProp) in CUDA 12 (fakehip.c: hipDeviceProp_tR0600), so
+ * a caller's buffer that is too small is overrun as a real runtime would. */
+#ifndef FAKE_PROP_SIZE
+#define FAKE_PROP_SIZE 1032
+#endif
+#define PROP_NAME_LEN 256 /* name[256] is the first member */
+#define PROP_FILL 0x6B    /* the rest: not zeros, so a short buffer shows */
+/* Device attribute numbers: cudaDeviceAttr (driver_types.h), the same as
+ * CUdevice_attribute; fakehip.c sets hipDeviceAttribute_t's. */
+#ifndef FAKE_ATTR_CC_MAJOR
+#define FAKE_ATTR_CC_MAJOR 75           /* cudaDevAttrComputeCapabilityMajor */
+#define FAKE_ATTR_CC_MINOR 76           /* cudaDevAttrComputeCapabilityMinor */
+#define FAKE_ATTR_CONCURRENT_MANAGED 89 /* cudaDevAttrConcurrentManagedAccess */
+#endif
+/* Stream handle 1 is cudaStreamLegacy (CUDA 7 on); HIP added hipStreamLegacy
+ * only in 6.2, so fakehip.c sets 0 for an older runtime. */
+#ifndef FAKE_STREAM_LEGACY
+#define FAKE_STREAM_LEGACY 1
+#endif
 #define MAX_DEVICES 8
 #define GARBAGE 0xA5 /* fresh device memory, so stale reads show */
 
@@ -110,6 +144,15 @@ struct fevent {
 	struct fevent *next;
 };
 
+/* pctx is a device's primary context, the only kind of context the double
+ * has: retained through the driver API (retains), or made current by the
+ * runtime (rt_active: the runtime keeps its own hold, not counted). */
+struct pctx {
+	int dev;
+	long retains;
+	int rt_active;
+};
+
 struct fault {
 	char call[64];
 	int code, after, armed;
@@ -128,12 +171,28 @@ static int concurrent_managed = 1; /* cudaDevAttrConcurrentManagedAccess */
 static struct alloc *allocs;
 static struct fstream *streams;
 static struct fstream null_streams[MAX_DEVICES]; /* the legacy default stream of each device */
+/* The per-thread default stream (cudaStreamPerThread, handle 2): one per
+ * device here, not one per thread; it is still a stream of its own, not
+ * synchronized with the legacy one, which is what a caller must not assume. */
+static struct fstream pt_streams[MAX_DEVICES];
 static struct fevent *events;
 static struct fault faults[8];
 static struct counter counters[64];
 static int last_kind = -1;
-static int delay_us; /* fake_cuda_set_delay */
-static int held;     /* fake_cuda_hold */
+static long prop_size; /* bytes the last properties call wrote */
+static int delay_us;   /* fake_cuda_set_delay */
+static int held;       /* fake_cuda_hold */
+
+/* Driver API state. A thread's current context is valid only while its
+ * generation is the global one: fake_cuda_reset bumps it, so after a reset
+ * no thread has a current context, as in a fresh process. */
+static int drv_init; /* cuInit succeeded (or the runtime initialized it) */
+static struct pctx pctxs[MAX_DEVICES];
+static long ctx_gen = 1;
+static __thread struct {
+	struct pctx *ctx;
+	long gen;
+} cur_ctx;
 
 /* fake_pause sleeps before a call, outside the lock: a slow C call is what lets
  * the Go scheduler move a goroutine to another thread between two calls. */
@@ -193,7 +252,31 @@ static int enter(const char *call)
 	return 0;
 }
 
-/* context is what a call that needs the device checks first. */
+static struct pctx *current_ctx(void)
+{
+	return cur_ctx.gen == ctx_gen ? cur_ctx.ctx : NULL;
+}
+
+static void set_current_ctx(struct pctx *c)
+{
+	cur_ctx.ctx = c;
+	cur_ctx.gen = ctx_gen;
+}
+
+/* rt_bind is what the runtime does before device work: it initializes the
+ * driver and makes the current device's primary context current on the
+ * thread. Only a library with the driver API too can tell (fakecuda_mixed.c). */
+static void rt_bind(int d)
+{
+	struct pctx *c = current_ctx();
+	drv_init = 1;
+	pctxs[d].dev = d;
+	pctxs[d].rt_active = 1;
+	if (!c || c->dev != d)
+		set_current_ctx(&pctxs[d]);
+}
+
+/* context is what a runtime call that needs the device checks first. */
 static int context(void)
 {
 	if (driver_version < FAKE_RUNTIME_VERSION)
@@ -202,6 +285,8 @@ static int context(void)
 		return cudaErrorNoDevice;
 	if (cur_dev >= devices())
 		return cudaErrorInvalidDevice;
+	if (!current_ctx())
+		rt_bind(cur_dev);
 	return 0;
 }
 
@@ -210,8 +295,8 @@ static int context(void)
 #define NAME_(x) #x
 #define NAME(x) NAME_(x)
 
-/* ENTER starts every runtime call: count it, fail it if a fault is armed.
- * ENTER_CTX also checks what a call that needs a device checks. */
+/* ENTER starts every call: count it, fail it if a fault is armed.
+ * ENTER_CTX also checks what a runtime call that needs a device checks. */
 #define ENTER(fn)                     \
 	int rc_;                          \
 	fake_pause();                     \
@@ -249,12 +334,23 @@ static struct alloc *find(const void *p, size_t n, int *partial)
 	return NULL;
 }
 
+/* implicit reports whether a handle names a default stream: NULL, the
+ * legacy stream (1) or the per-thread stream (2). */
+static int implicit(cudaStream_t s)
+{
+	return (uintptr_t)s <= 2;
+}
+
 static struct fstream *live_stream(cudaStream_t s)
 {
 	struct fstream *x;
-	if (s == NULL) {
+	if (s == NULL || ((uintptr_t)s == 1 && FAKE_STREAM_LEGACY)) {
 		null_streams[cur_dev].dev = cur_dev;
 		return &null_streams[cur_dev];
+	}
+	if ((uintptr_t)s == 2) {
+		pt_streams[cur_dev].dev = cur_dev;
+		return &pt_streams[cur_dev];
 	}
 	for (x = streams; x; x = x->next)
 		if (x == s && x->magic == STREAM_MAGIC)
@@ -304,15 +400,17 @@ static void run_all(void)
 {
 	struct fstream *s;
 	int i;
-	for (i = 0; i < MAX_DEVICES; i++)
+	for (i = 0; i < MAX_DEVICES; i++) {
 		run_until(&null_streams[i], null_streams[i].enq);
+		run_until(&pt_streams[i], pt_streams[i].enq);
+	}
 	for (s = streams; s; s = s->next)
 		run_until(s, s->enq);
 }
 
 /* ---- version, devices, errors ---- */
 
-EXPORT cudaError_t cudaRuntimeGetVersion(int *v)
+RT_EXPORT cudaError_t cudaRuntimeGetVersion(int *v)
 {
 	ENTER(cudaRuntimeGetVersion);
 	if (!v)
@@ -321,97 +419,128 @@ EXPORT cudaError_t cudaRuntimeGetVersion(int *v)
 	return unlock(cudaSuccess);
 }
 
-EXPORT cudaError_t cudaDriverGetVersion(int *v)
+static cudaError_t driver_get_version(int *v)
+{
+	if (!v)
+		return cudaErrorInvalidValue;
+	*v = driver_version;
+	return cudaSuccess;
+}
+
+RT_EXPORT cudaError_t cudaDriverGetVersion(int *v)
 {
 	ENTER(cudaDriverGetVersion);
-	if (!v)
-		return unlock(cudaErrorInvalidValue);
-	*v = driver_version;
-	return unlock(cudaSuccess);
+	return unlock(driver_get_version(v));
 }
 
-EXPORT cudaError_t cudaGetDeviceCount(int *n)
+static cudaError_t get_device_count(int *n)
 {
-	ENTER(cudaGetDeviceCount);
 	if (!n)
-		return unlock(cudaErrorInvalidValue);
+		return cudaErrorInvalidValue;
 	*n = 0;
 	if (driver_version < FAKE_RUNTIME_VERSION)
-		return unlock(cudaErrorInsufficientDriver);
+		return cudaErrorInsufficientDriver;
 	if (devices() == 0)
-		return unlock(cudaErrorNoDevice);
+		return cudaErrorNoDevice;
 	*n = devices();
-	return unlock(cudaSuccess);
+	return cudaSuccess;
 }
 
-EXPORT cudaError_t cudaSetDevice(int d)
+RT_EXPORT cudaError_t cudaGetDeviceCount(int *n)
+{
+	ENTER(cudaGetDeviceCount);
+	return unlock(get_device_count(n));
+}
+
+/* set_device also makes d's primary context current on the thread, as the
+ * runtime does (not a driver-API retain). */
+static cudaError_t set_device(int d)
+{
+	if (driver_version < FAKE_RUNTIME_VERSION)
+		return cudaErrorInsufficientDriver;
+	if (devices() == 0)
+		return cudaErrorNoDevice;
+	if (d < 0 || d >= devices())
+		return cudaErrorInvalidDevice;
+	cur_dev = d;
+	rt_bind(d);
+	return cudaSuccess;
+}
+
+RT_EXPORT cudaError_t cudaSetDevice(int d)
 {
 	ENTER(cudaSetDevice);
-	if (driver_version < FAKE_RUNTIME_VERSION)
-		return unlock(cudaErrorInsufficientDriver);
-	if (devices() == 0)
-		return unlock(cudaErrorNoDevice);
-	if (d < 0 || d >= devices())
-		return unlock(cudaErrorInvalidDevice);
-	cur_dev = d;
-	return unlock(cudaSuccess);
+	return unlock(set_device(d));
 }
 
-EXPORT cudaError_t cudaGetDevice(int *d)
+static cudaError_t get_device(int *d)
+{
+	if (!d)
+		return cudaErrorInvalidValue;
+	*d = cur_dev;
+	return cudaSuccess;
+}
+
+RT_EXPORT cudaError_t cudaGetDevice(int *d)
 {
 	ENTER_CTX(cudaGetDevice);
-	if (!d)
-		return unlock(cudaErrorInvalidValue);
-	*d = cur_dev;
-	return unlock(cudaSuccess);
+	return unlock(get_device(d));
 }
 
 static cudaError_t props(void *prop, int d)
 {
+	prop_size = 0;
 	if (!prop)
 		return cudaErrorInvalidValue;
 	if (d < 0 || d >= devices())
 		return cudaErrorInvalidDevice;
-	memset(prop, 0, FAKE_PROP_SIZE);
-	snprintf(prop, 256, "Fake CUDA Device %d", d);
+	memset(prop, 0, PROP_NAME_LEN);
+	snprintf(prop, PROP_NAME_LEN, "Fake CUDA Device %d", d);
+	memset((char *)prop + PROP_NAME_LEN, PROP_FILL, FAKE_PROP_SIZE - PROP_NAME_LEN);
+	prop_size = FAKE_PROP_SIZE;
 	return cudaSuccess;
 }
 
-EXPORT cudaError_t cudaGetDeviceProperties(void *prop, int d)
+RT_EXPORT cudaError_t cudaGetDeviceProperties(void *prop, int d)
 {
 	ENTER_CTX(cudaGetDeviceProperties);
 	return unlock(props(prop, d));
 }
 
 #ifndef FAKE_CUDA_OLD
-EXPORT cudaError_t cudaGetDeviceProperties_v2(void *prop, int d)
+RT_EXPORT cudaError_t cudaGetDeviceProperties_v2(void *prop, int d)
 {
 	ENTER_CTX(cudaGetDeviceProperties_v2);
 	return unlock(props(prop, d));
 }
 #endif
 
-EXPORT cudaError_t cudaDeviceGetAttribute(int *v, int attr, int d)
+static cudaError_t device_attribute(int *v, int attr, int d)
 {
-	ENTER_CTX(cudaDeviceGetAttribute);
 	if (!v)
-		return unlock(cudaErrorInvalidValue);
+		return cudaErrorInvalidValue;
 	if (d < 0 || d >= devices())
-		return unlock(cudaErrorInvalidDevice);
+		return cudaErrorInvalidDevice;
 	switch (attr) {
-	case 75: /* cudaDevAttrComputeCapabilityMajor */
+	case FAKE_ATTR_CC_MAJOR:
 		*v = FAKE_CC_MAJOR;
 		break;
-	case 76: /* cudaDevAttrComputeCapabilityMinor */
+	case FAKE_ATTR_CC_MINOR:
 		*v = FAKE_CC_MINOR;
 		break;
-	case 89: /* cudaDevAttrConcurrentManagedAccess */
+	case FAKE_ATTR_CONCURRENT_MANAGED:
 		*v = concurrent_managed;
 		break;
 	default:
-		return unlock(cudaErrorInvalidValue);
+		return cudaErrorInvalidValue;
 	}
-	return unlock(cudaSuccess);
+	return cudaSuccess;
+}
+
+RT_EXPORT cudaError_t cudaDeviceGetAttribute(int *v, int attr, int d)
+{
+	ENTER_CTX(cudaDeviceGetAttribute);
+	return unlock(device_attribute(v, attr, d));
 }
 
 static const struct {
@@ -428,10 +557,11 @@ static const struct {
 	ERR(cudaErrorNoDevice, "no CUDA-capable device is detected"),
 	ERR(cudaErrorInvalidDevice, "invalid device ordinal"),
 	ERR(cudaErrorInvalidResourceHandle, "invalid resource handle"),
+	ERR(cudaErrorNotReady, "device not ready"),
 #undef ERR
 };
 
-EXPORT const char *cudaGetErrorString(cudaError_t code)
+RT_EXPORT const char *cudaGetErrorString(cudaError_t code)
 {
 	size_t i;
 	for (i = 0; i < sizeof errs / sizeof errs[0]; i++)
@@ -440,7 +570,7 @@ EXPORT const char *cudaGetErrorString(cudaError_t code)
 	return "unrecognized error code";
 }
 
-EXPORT const char *cudaGetErrorName(cudaError_t code)
+RT_EXPORT const char *cudaGetErrorName(cudaError_t code)
 {
 	size_t i;
 	for (i = 0; i < sizeof errs / sizeof errs[0]; i++)
@@ -467,14 +597,19 @@ static size_t used_memory(int dev)
 	return n;
 }
 
-EXPORT cudaError_t cudaMemGetInfo(size_t *free_, size_t *total)
+static cudaError_t mem_get_info(size_t *free_, size_t *total)
 {
-	ENTER_CTX(cudaMemGetInfo);
 	if (!free_ || !total)
-		return unlock(cudaErrorInvalidValue);
+		return cudaErrorInvalidValue;
 	*total = total_memory();
 	*free_ = *total - used_memory(cur_dev);
-	return unlock(cudaSuccess);
+	return cudaSuccess;
+}
+
+RT_EXPORT cudaError_t cudaMemGetInfo(size_t *free_, size_t *total)
+{
+	ENTER_CTX(cudaMemGetInfo);
+	return unlock(mem_get_info(free_, total));
 }
 
 static cudaError_t alloc(void **p, size_t n, int kind)
@@ -505,7 +640,7 @@ static cudaError_t alloc(void **p, size_t n, int kind)
 	return cudaSuccess;
 }
 
-EXPORT cudaError_t cudaMalloc(void **p, size_t n)
+RT_EXPORT cudaError_t cudaMalloc(void **p, size_t n)
 {
 	ENTER_CTX(cudaMalloc);
 	return unlock(alloc(p, n, K_DEVICE));
@@ -519,7 +654,7 @@ EXPORT cudaError_t cudaMalloc(void **p, size_t n)
 /* FAKE_NO_HOST_MALLOC leaves out cudaMallocHost and cudaFreeHost (a HIP
  * that dropped the deprecated hipHostMalloc and hipHostFree). */
 #ifndef FAKE_NO_HOST_MALLOC
-EXPORT cudaError_t cudaMallocHost(void **p, size_t n FAKE_HOST_MALLOC_FLAGS)
+RT_EXPORT cudaError_t cudaMallocHost(void **p, size_t n FAKE_HOST_MALLOC_FLAGS)
 {
 	ENTER_CTX(cudaMallocHost);
 	return unlock(alloc(p, n, K_HOST));
@@ -527,20 +662,29 @@ EXPORT cudaError_t cudaMallocHost(void **p, size_t n FAKE_HOST_MALLOC_FLAGS)
 #endif
 
 #ifndef FAKE_CUDA_OLD
-EXPORT cudaError_t cudaMallocManaged(void **p, size_t n, unsigned flags)
+/* managed_flags: cudaMemAttachGlobal 1, cudaMemAttachHost 2 (the driver's
+ * CU_MEM_ATTACH_GLOBAL and CU_MEM_ATTACH_HOST are the same). */
+static int managed_flags(unsigned flags)
+{
+	return flags == 1 || flags == 2;
+}
+
+RT_EXPORT cudaError_t cudaMallocManaged(void **p, size_t n, unsigned flags)
 {
 	ENTER_CTX(cudaMallocManaged);
-	if (flags != 1 && flags != 2) /* cudaMemAttachGlobal, cudaMemAttachHost */
+	if (!managed_flags(flags))
 		return unlock(cudaErrorInvalidValue);
 	return unlock(alloc(p, n, K_MANAGED));
 }
 #endif
 
-/* release frees the allocation based at p if its kind is accepted. Like
- * CUDA it first lets all queued work finish. */
+/* release frees the allocation based at p if its kind is accepted; NULL is
+ * a no-op. Like CUDA it first lets all queued work finish. */
 static cudaError_t release(void *p, int host)
 {
 	struct alloc **pa, *a;
+	if (!p)
+		return cudaSuccess;
 	for (pa = &allocs; (a = *pa) != NULL; pa = &a->next) {
 		if (a->p != p)
 			continue;
@@ -557,20 +701,16 @@ static cudaError_t release(void *p, int host)
 	return cudaErrorInvalidValue;
 }
 
-EXPORT cudaError_t cudaFree(void *p)
+RT_EXPORT cudaError_t cudaFree(void *p)
 {
 	ENTER_CTX(cudaFree);
-	if (!p)
-		return unlock(cudaSuccess);
 	return unlock(release(p, 0));
 }
 
 #ifndef FAKE_NO_HOST_MALLOC
-EXPORT cudaError_t cudaFreeHost(void *p)
+RT_EXPORT cudaError_t cudaFreeHost(void *p)
 {
 	ENTER_CTX(cudaFreeHost);
-	if (!p)
-		return unlock(cudaSuccess);
 	return unlock(release(p, 1));
 }
 #endif
@@ -591,26 +731,27 @@ static int side(const void *p, size_t n)
 	return a->kind;
 }
 
-EXPORT cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t n, int kind, cudaStream_t stream)
+/* memcpy_async queues a copy checked as kind says; the driver's copies
+ * come here too, with the kind their name implies. */
+static cudaError_t memcpy_async(void *dst, const void *src, size_t n, int kind, cudaStream_t stream)
 {
 	struct fstream *s;
 	struct op *o;
 	int d, r, ok;
-	ENTER_CTX(cudaMemcpyAsync);
 	last_kind = kind;
 	s = live_stream(stream);
 	if (!s || s->dev != cur_dev)
-		return unlock(cudaErrorInvalidResourceHandle);
+		return cudaErrorInvalidResourceHandle;
 	if (n == 0)
-		return unlock(cudaSuccess);
+		return cudaSuccess;
 	if (!dst || !src)
-		return unlock(cudaErrorInvalidValue);
+		return cudaErrorInvalidValue;
 	d = side(dst, n);
 	r = side(src, n);
 	if (d == -1 || r == -1)
-		return unlock(cudaErrorInvalidValue);
+		return cudaErrorInvalidValue;
 	if (d == -2 || r == -2)
-		return unlock(cudaErrorInvalidDevice); /* stricter than CUDA */
+		return cudaErrorInvalidDevice; /* stricter than CUDA */
 #define ON_DEVICE(x) ((x) == K_DEVICE || (x) == K_MANAGED)
 #define ON_HOST(x) ((x) != K_DEVICE)
 	switch (kind) {
@@ -633,64 +774,90 @@ EXPORT cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t n, int kin
 		ok = 0;
 	}
 	if (!ok)
-		return unlock(cudaErrorInvalidMemcpyDirection);
+		return cudaErrorInvalidMemcpyDirection;
 	o = calloc(1, sizeof *o);
 	if (!o)
-		return unlock(cudaErrorMemoryAllocation);
+		return cudaErrorMemoryAllocation;
 	o->type = OP_COPY;
 	o->dst = dst;
 	o->src = src;
 	o->n = n;
 	enqueue(s, o);
-	return unlock(cudaSuccess);
+	return cudaSuccess;
+}
+
+RT_EXPORT cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t n, int kind, cudaStream_t stream)
+{
+	ENTER_CTX(cudaMemcpyAsync);
+	return unlock(memcpy_async(dst, src, n, kind, stream));
 }
 
 /* ---- streams ---- */
 
-EXPORT cudaError_t cudaStreamCreateWithFlags(cudaStream_t *ps, unsigned flags)
+static cudaError_t stream_create(cudaStream_t *ps, unsigned flags)
 {
 	struct fstream *s;
-	ENTER_CTX(cudaStreamCreateWithFlags);
 	if (!ps || flags > 1) /* cudaStreamDefault, cudaStreamNonBlocking */
-		return unlock(cudaErrorInvalidValue);
+		return cudaErrorInvalidValue;
 	s = calloc(1, sizeof *s);
 	if (!s)
-		return unlock(cudaErrorMemoryAllocation);
+		return cudaErrorMemoryAllocation;
 	s->magic = STREAM_MAGIC;
 	s->dev = cur_dev;
 	s->flags = flags;
 	s->next = streams;
 	streams = s;
 	*ps = s;
-	return unlock(cudaSuccess);
+	return cudaSuccess;
 }
 
-EXPORT cudaError_t cudaStreamSynchronize(cudaStream_t stream)
+RT_EXPORT cudaError_t cudaStreamCreateWithFlags(cudaStream_t *ps, unsigned flags)
 {
-	struct fstream *s;
-	ENTER_CTX(cudaStreamSynchronize);
-	s = live_stream(stream);
-	if (!s || s->dev != cur_dev)
-		return unlock(cudaErrorInvalidResourceHandle);
-	run_until(s, s->enq);
-	return unlock(cudaSuccess);
+	ENTER_CTX(cudaStreamCreateWithFlags);
+	return unlock(stream_create(ps, flags));
 }
 
-EXPORT cudaError_t cudaStreamDestroy(cudaStream_t stream)
+static cudaError_t stream_synchronize(cudaStream_t stream)
+{
+	struct fstream *s = live_stream(stream);
+	if (!s || s->dev != cur_dev)
+		return cudaErrorInvalidResourceHandle;
+	run_until(s, s->enq);
+	return cudaSuccess;
+}
+
+RT_EXPORT cudaError_t cudaStreamSynchronize(cudaStream_t stream)
+{
+	ENTER_CTX(cudaStreamSynchronize);
+	return unlock(stream_synchronize(stream));
+}
+
+/* unwait drops the waits on s queued on x (s is going away). */
+static void unwait(struct fstream *x, struct fstream *s)
+{
+	struct op *o;
+	for (o = x->head; o; o = o->next)
+		if (o->wait_s == s)
+			o->wait_s = NULL;
+}
+
+static cudaError_t stream_destroy(cudaStream_t stream)
 {
 	struct fstream **ps, *s, *x;
-	struct op *o;
 	struct fevent *e;
-	ENTER_CTX(cudaStreamDestroy);
-	s = stream ? live_stream(stream) : NULL;
+	int i;
+	/* the default streams are not the caller's to destroy */
+	s = implicit(stream) ? NULL : live_stream(stream);
 	if (!s || s->dev != cur_dev)
-		return unlock(cudaErrorInvalidResourceHandle);
+		return cudaErrorInvalidResourceHandle;
 	/* CUDA lets queued work finish; then nothing may point at s. */
 	run_until(s, s->enq);
+	for (i = 0; i < MAX_DEVICES; i++) {
+		unwait(&null_streams[i], s);
+		unwait(&pt_streams[i], s);
+	}
 	for (x = streams; x; x = x->next)
-		for (o = x->head; o; o = o->next)
-			if (o->wait_s == s)
-				o->wait_s = NULL;
+		unwait(x, s);
 	for (e = events; e; e = e->next)
 		if (e->s == s)
 			e->s = NULL;
@@ -699,110 +866,139 @@ EXPORT cudaError_t cudaStreamDestroy(cudaStream_t stream)
 	*ps = s->next;
 	s->magic = 0;
 	free(s);
-	return unlock(cudaSuccess);
+	return cudaSuccess;
 }
 
-EXPORT cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned flags)
+RT_EXPORT cudaError_t cudaStreamDestroy(cudaStream_t stream)
 {
-	struct fstream *s;
-	struct fevent *e;
+	ENTER_CTX(cudaStreamDestroy);
+	return unlock(stream_destroy(stream));
+}
+
+static cudaError_t stream_wait_event(cudaStream_t stream, cudaEvent_t event, unsigned flags)
+{
+	struct fstream *s = live_stream(stream);
+	struct fevent *e = live_event(event);
 	struct op *o;
-	ENTER_CTX(cudaStreamWaitEvent);
-	s = live_stream(stream);
-	e = live_event(event);
 	if (!s || !e || s->dev != cur_dev)
-		return unlock(cudaErrorInvalidResourceHandle);
+		return cudaErrorInvalidResourceHandle;
 	if (flags > 1) /* cudaEventWaitDefault, cudaEventWaitExternal */
-		return unlock(cudaErrorInvalidValue);
+		return cudaErrorInvalidValue;
 	if (!e->s || e->s->done >= e->seq)
-		return unlock(cudaSuccess); /* nothing left to wait for */
+		return cudaSuccess; /* nothing left to wait for */
 	o = calloc(1, sizeof *o);
 	if (!o)
-		return unlock(cudaErrorMemoryAllocation);
+		return cudaErrorMemoryAllocation;
 	o->type = OP_WAIT;
 	o->wait_s = e->s;
 	o->wait_seq = e->seq;
 	enqueue(s, o);
-	return unlock(cudaSuccess);
+	return cudaSuccess;
+}
+
+RT_EXPORT cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned flags)
+{
+	ENTER_CTX(cudaStreamWaitEvent);
+	return unlock(stream_wait_event(stream, event, flags));
 }
 
 /* ---- events ---- */
 
-EXPORT cudaError_t cudaEventCreateWithFlags(cudaEvent_t *pe, unsigned flags)
+static cudaError_t event_create(cudaEvent_t *pe, unsigned flags)
 {
 	struct fevent *e;
-	ENTER_CTX(cudaEventCreateWithFlags);
 	/* cudaEventBlockingSync 1, cudaEventDisableTiming 2, cudaEventInterprocess 4 (needs 2) */
 	if (!pe || (flags & ~7u) || ((flags & 4) && !(flags & 2)))
-		return unlock(cudaErrorInvalidValue);
+		return cudaErrorInvalidValue;
 	e = calloc(1, sizeof *e);
 	if (!e)
-		return unlock(cudaErrorMemoryAllocation);
+		return cudaErrorMemoryAllocation;
 	e->magic = EVENT_MAGIC;
 	e->dev = cur_dev;
 	e->flags = flags;
 	e->next = events;
 	events = e;
 	*pe = e;
-	return unlock(cudaSuccess);
+	return cudaSuccess;
 }
 
-EXPORT cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream)
+RT_EXPORT cudaError_t cudaEventCreateWithFlags(cudaEvent_t *pe, unsigned flags)
 {
-	struct fevent *e;
-	struct fstream *s;
-	ENTER_CTX(cudaEventRecord);
-	e = live_event(event);
-	s = live_stream(stream);
+	ENTER_CTX(cudaEventCreateWithFlags);
+	return unlock(event_create(pe, flags));
+}
+
+static cudaError_t event_record(cudaEvent_t event, cudaStream_t stream)
+{
+	struct fevent *e = live_event(event);
+	struct fstream *s = live_stream(stream);
 	if (!e || !s || s->dev != cur_dev || e->dev != s->dev)
-		return unlock(cudaErrorInvalidResourceHandle);
+		return cudaErrorInvalidResourceHandle;
 	e->s = s;
 	e->seq = s->enq;
-	return unlock(cudaSuccess);
+	return cudaSuccess;
 }
 
-EXPORT cudaError_t cudaEventSynchronize(cudaEvent_t event)
+RT_EXPORT cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream)
 {
-	struct fevent *e;
-	ENTER_CTX(cudaEventSynchronize);
-	e = live_event(event);
+	ENTER_CTX(cudaEventRecord);
+	return unlock(event_record(event, stream));
+}
+
+static cudaError_t event_synchronize(cudaEvent_t event)
+{
+	struct fevent *e = live_event(event);
 	if (!e)
-		return unlock(cudaErrorInvalidResourceHandle);
+		return cudaErrorInvalidResourceHandle;
 	if (e->s)
 		run_until(e->s, e->seq);
-	return unlock(cudaSuccess);
+	return cudaSuccess;
+}
+
+RT_EXPORT cudaError_t cudaEventSynchronize(cudaEvent_t event)
+{
+	ENTER_CTX(cudaEventSynchronize);
+	return unlock(event_synchronize(event));
 }
 
 /* The double's device makes progress when asked: a query runs the work up
  * to the event, unless fake_cuda_hold stalls it (a kernel that never ends). */
-EXPORT cudaError_t cudaEventQuery(cudaEvent_t event)
+static cudaError_t event_query(cudaEvent_t event)
 {
-	struct fevent *e;
-	ENTER_CTX(cudaEventQuery);
-	e = live_event(event);
+	struct fevent *e = live_event(event);
 	if (!e)
-		return unlock(cudaErrorInvalidResourceHandle);
+		return cudaErrorInvalidResourceHandle;
 	if (e->s && e->s->done < e->seq) {
 		if (held)
-			return unlock(cudaErrorNotReady);
+			return cudaErrorNotReady;
 		run_until(e->s, e->seq);
 	}
-	return unlock(cudaSuccess);
+	return cudaSuccess;
 }
 
-EXPORT cudaError_t cudaEventDestroy(cudaEvent_t event)
+RT_EXPORT cudaError_t cudaEventQuery(cudaEvent_t event)
 {
-	struct fevent **pe, *e;
-	ENTER_CTX(cudaEventDestroy);
-	e = live_event(event);
+	ENTER_CTX(cudaEventQuery);
+	return unlock(event_query(event));
+}
+
+static cudaError_t event_destroy(cudaEvent_t event)
+{
+	struct fevent **pe, *e = live_event(event);
 	if (!e)
-		return unlock(cudaErrorInvalidResourceHandle);
+		return cudaErrorInvalidResourceHandle;
 	for (pe = &events; *pe != e; pe = &(*pe)->next)
 		;
 	*pe = e->next;
 	e->magic = 0;
 	free(e);
-	return unlock(cudaSuccess);
+	return cudaSuccess;
+}
+
+RT_EXPORT cudaError_t cudaEventDestroy(cudaEvent_t event)
+{
+	ENTER_CTX(cudaEventDestroy);
+	return unlock(event_destroy(event));
 }
 
 /* ---- control functions for tests ---- */
@@ -825,7 +1021,20 @@ EXPORT void fake_cuda_fail(const char *call, int code, int after_n_calls)
 	pthread_mutex_unlock(&mu);
 }
 
-/* fake_cuda_reset frees everything and restores the defaults. */
+/* clear_stream drops the queued work of a default stream and empties it. */
+static void clear_stream(struct fstream *s, int dev)
+{
+	struct op *o;
+	while ((o = s->head) != NULL) {
+		s->head = o->next;
+		free(o);
+	}
+	memset(s, 0, sizeof *s);
+	s->dev = dev;
+}
+
+/* fake_cuda_reset frees everything and restores the defaults. No thread
+ * has a current context afterwards, and the driver needs cuInit again. */
 EXPORT void fake_cuda_reset(void)
 {
 	struct alloc *a;
@@ -840,12 +1049,10 @@ EXPORT void fake_cuda_reset(void)
 		free(a);
 	}
 	for (i = 0; i < MAX_DEVICES; i++) {
-		while ((o = null_streams[i].head) != NULL) {
-			null_streams[i].head = o->next;
-			free(o);
-		}
-		memset(&null_streams[i], 0, sizeof null_streams[i]);
-		null_streams[i].dev = i;
+		clear_stream(&null_streams[i], i);
+		clear_stream(&pt_streams[i], i);
+		memset(&pctxs[i], 0, sizeof pctxs[i]);
+		pctxs[i].dev = i;
 	}
 	while ((s = streams) != NULL) {
 		streams = s->next;
@@ -868,6 +1075,9 @@ EXPORT void fake_cuda_reset(void)
 	__atomic_store_n(&held, 0, __ATOMIC_RELAXED);
 	cur_dev = 0;
 	last_kind = -1;
+	prop_size = 0;
+	drv_init = 0;
+	ctx_gen++;
 	pthread_mutex_unlock(&mu);
 }
 
@@ -886,7 +1096,8 @@ EXPORT void fake_cuda_hold(int on)
 	__atomic_store_n(&held, on, __ATOMIC_RELAXED);
 }
 
-/* fake_cuda_set_delay makes every runtime call sleep us microseconds first. */
+/* fake_cuda_set_delay makes every call (runtime or driver) sleep us
+ * microseconds first. */
 EXPORT void fake_cuda_set_delay(int us)
 {
 	__atomic_store_n(&delay_us, us, __ATOMIC_RELAXED);
@@ -950,9 +1161,12 @@ EXPORT long fake_cuda_pending_ops(void)
 	struct op *o;
 	int i;
 	pthread_mutex_lock(&mu);
-	for (i = 0; i < MAX_DEVICES; i++)
+	for (i = 0; i < MAX_DEVICES; i++) {
 		for (o = null_streams[i].head; o; o = o->next)
 			n++;
+		for (o = pt_streams[i].head; o; o = o->next)
+			n++;
+	}
 	for (s = streams; s; s = s->next)
 		for (o = s->head; o; o = o->next)
 			n++;
@@ -972,7 +1186,8 @@ EXPORT long fake_cuda_call_count(const char *call)
 	return n;
 }
 
-/* fake_cuda_last_memcpy_kind is the kind argument of the last cudaMemcpyAsync. */
+/* fake_cuda_last_memcpy_kind is the kind argument of the last cudaMemcpyAsync,
+ * or for the driver's copies 1 HtoD, 2 DtoH, 3 DtoD, 4 cuMemcpyAsync. */
 EXPORT int fake_cuda_last_memcpy_kind(void)
 {
 	int k;
@@ -1019,4 +1234,28 @@ EXPORT int fake_cuda_stream_device(cudaStream_t stream)
 			d = s->dev;
 	pthread_mutex_unlock(&mu);
 	return d;
+}
+
+/* fake_cuda_live_contexts counts the primary-context retains of the driver
+ * API not yet released (the runtime's own hold is not counted). */
+EXPORT long fake_cuda_live_contexts(void)
+{
+	long n = 0;
+	int i;
+	pthread_mutex_lock(&mu);
+	for (i = 0; i < MAX_DEVICES; i++)
+		n += pctxs[i].retains;
+	pthread_mutex_unlock(&mu);
+	return n;
+}
+
+/* fake_cuda_prop_size is the number of bytes the last properties call
+ * wrote: 0 if none since the reset, or if it failed. */
+EXPORT long fake_cuda_prop_size(void)
+{
+	long n;
+	pthread_mutex_lock(&mu);
+	n = prop_size;
+	pthread_mutex_unlock(&mu);
+	return n;
 }

@@ -43,6 +43,17 @@
 #define cudaErrorInvalidResourceHandle hipErrorInvalidHandle
 #define cudaErrorNotReady hipErrorNotReady
 
+/* hipDeviceAttribute_t numbers, not CUDA's: include/hip/hip_runtime_api.h
+ * of ROCm/HIP, the same in rocm-6.1.2 and rocm-6.2.0 (an enum counted from
+ * hipDeviceAttributeCudaCompatibleBegin = 0). */
+#define FAKE_ATTR_CC_MAJOR 23           /* hipDeviceAttributeComputeCapabilityMajor */
+#define FAKE_ATTR_CC_MINOR 61           /* hipDeviceAttributeComputeCapabilityMinor */
+#define FAKE_ATTR_CONCURRENT_MANAGED 9  /* hipDeviceAttributeConcurrentManagedAccess */
+
+/* sizeof(hipDeviceProp_tR0600), what hipGetDevicePropertiesR0600 writes;
+ * the HIP 5 hipGetDeviceProperties (fakehip_old.c) writes as much. */
+#define FAKE_PROP_SIZE 1472
+
 /* hipHostMalloc(void **p, size_t size, unsigned flags) */
 #define FAKE_HOST_MALLOC_FLAGS , unsigned flags
 
@@ -51,6 +62,15 @@
 #define FAKE_RUNTIME_VERSION 60140092 /* 6.1.40092 */
 #endif
 #define FAKE_DRIVER_VERSION 60241133 /* 6.2.41133 */
+
+/* hipStreamPerThread (2) is in every HIP 6; hipStreamLegacy (1) came with
+ * HIP 6.2 (hip_runtime_api.h of rocm-6.2.0, not of rocm-6.1.2), so an older
+ * runtime refuses handle 1 as an invalid handle. */
+#if FAKE_RUNTIME_VERSION >= 60200000
+#define FAKE_STREAM_LEGACY 1
+#else
+#define FAKE_STREAM_LEGACY 0
+#endif
 
 #include "fakecudart.c"
 
@@ -68,8 +88,6 @@ EXPORT cudaError_t hipExtHostAlloc(void **p, size_t n, unsigned flags)
 EXPORT cudaError_t hipFreeHost(void *p)
 {
 	ENTER_CTX(hipFreeHost);
-	if (!p)
-		return unlock(cudaSuccess);
 	return unlock(release(p, 1));
 }
 #endif

@@ -62,10 +62,13 @@ func testProbe(t *testing.T, rt Runtime) {
 	if got := info.Devices[nk+rt.kind(gpurt.HostMemory)].Name(); got != "Fake CUDA Device 1 (pinned host memory)" {
 		t.Errorf("name %q", got)
 	}
-	if props := rt.sym(gpurt.GetDeviceProperties); f.calls(props) != 2 {
+	if props := rt.nameSym(); f.calls(props) != 2 {
 		t.Errorf("%s called %d times, want it preferred, once a device", props, f.calls(props))
 	}
 	f.wantLive(0, 0, 2)
+	if rt.driver() && f.contexts() != 2 {
+		t.Errorf("%d primary contexts retained, want one a GPU", f.contexts())
+	}
 
 	// Cached: a second probe asks the runtime nothing.
 	again, err := b.Probe(context.Background())
@@ -79,6 +82,9 @@ func testProbe(t *testing.T, rt Runtime) {
 		t.Fatal(err)
 	}
 	f.wantLive(0, 0, 0)
+	if n := f.contexts(); n != 0 {
+		t.Errorf("%d primary contexts retained after Close", n)
+	}
 }
 
 // A caller that gave up before the probe started does not use it up.
@@ -104,7 +110,7 @@ func testRegistered(t *testing.T, rt Runtime) {
 		t.Fatalf("the %s Backend is not registered", rt.Table.Name)
 	}
 	f := NewFake(t, rt, 1)
-	b := gpurt.NewBackend(rt.Table, gpurt.Paths(f.path), true)
+	b := gpurt.NewBackend(true, gpurt.Source{Table: rt.Table, Candidates: gpurt.Paths(f.path)})
 	info, err := b.Probe(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -185,7 +191,7 @@ func testCopies(t *testing.T, rt Runtime) {
 	ds := f.Probe()
 	src := Pattern(64, 1)
 	mk := rt.Table.Memcpy
-	for _, d := range ds {
+	for i, d := range ds {
 		want := func(kind uintptr) {
 			t.Helper()
 			if d.HostAccessible() {
@@ -259,7 +265,7 @@ func testCopies(t *testing.T, rt Runtime) {
 		}
 
 		// A range past the allocation is the runtime's error.
-		rt.wantRuntimeError(t, d.CopyToDevice(a, 60, src[:8], s), rt.sym(gpurt.MemcpyAsync), 1, "invalid argument")
+		rt.wantRuntimeError(t, d.CopyToDevice(a, 60, src[:8], s), rt.copySym(rt.Table.Kinds[i].Memory, mk.HostToDevice), 1, "invalid argument")
 		// Empty copies do nothing; bad arguments are refused before the runtime.
 		if err := d.CopyToDevice(a, 0, nil, s); err != nil {
 			t.Error(err)
@@ -429,9 +435,7 @@ func testForeignSyncEvent(t *testing.T, rt Runtime) {
 	d := f.Probe()[0]
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	if rc := f.code(gpurt.SetDevice, 0); rc != 0 {
-		t.Fatal(rc)
-	}
+	f.setDevice(0)
 	fstream, evSlot := cmem(t, 8), cmem(t, 8)
 	if rc := f.code(gpurt.StreamCreateWithFlags, uintptr(fstream), 0); rc != 0 {
 		t.Fatal(rc)
@@ -453,7 +457,7 @@ func testForeignSyncEvent(t *testing.T, rt Runtime) {
 	} {
 		src, dst := cmem(t, 32), make([]byte, 32)
 		copy(unsafe.Slice((*byte)(src), 32), Pattern(32, byte(i)))
-		if rc := f.code(gpurt.MemcpyAsync, uintptr(buf), uintptr(src), 32, rt.Table.Memcpy.HostToDevice, fs); rc != 0 {
+		if rc := f.memcpy(uintptr(buf), uintptr(src), 32, rt.Table.Memcpy.HostToDevice, fs); rc != 0 {
 			t.Fatal(rc)
 		}
 		if rc := f.code(gpurt.EventRecord, fev, fs); rc != 0 {
@@ -493,12 +497,7 @@ func testForeignStreams(t *testing.T, rt Runtime) {
 	}
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	onGPU := func(n int) {
-		t.Helper()
-		if rc := f.code(gpurt.SetDevice, uintptr(n)); rc != 0 {
-			t.Fatal(rc)
-		}
-	}
+	onGPU := f.setDevice
 	onGPU(1)
 	slot := cmem(t, 8)
 	if rc := f.code(gpurt.StreamCreateWithFlags, uintptr(slot), 1); rc != 0 {
@@ -523,7 +522,7 @@ func testForeignStreams(t *testing.T, rt Runtime) {
 		src := cmem(t, 32)
 		copy(unsafe.Slice((*byte)(src), 32), Pattern(32, seed))
 		onGPU(1)
-		if rc := f.code(gpurt.MemcpyAsync, uintptr(buf), uintptr(src), 32, rt.Table.Memcpy.HostToDevice, foreign); rc != 0 {
+		if rc := f.memcpy(uintptr(buf), uintptr(src), 32, rt.Table.Memcpy.HostToDevice, foreign); rc != 0 {
 			t.Fatal(rc)
 		}
 		onGPU(0)
@@ -608,7 +607,7 @@ func testForeignStreams(t *testing.T, rt Runtime) {
 	}
 	out := cmem(t, 32)
 	onGPU(1)
-	if rc := f.code(gpurt.MemcpyAsync, uintptr(out), uintptr(buf), 32, rt.Table.Memcpy.DeviceToHost, foreign); rc != 0 {
+	if rc := f.memcpy(uintptr(out), uintptr(buf), 32, rt.Table.Memcpy.DeviceToHost, foreign); rc != 0 {
 		t.Fatal(rc)
 	}
 	if rc := f.code(gpurt.StreamSynchronize, foreign); rc != 0 {
@@ -813,22 +812,32 @@ func testFaultCopy(t *testing.T, rt Runtime) {
 	defer d.Free(buf)
 	s, _ := d.NewStream()
 	defer s.Close()
-	memcpy, sync := rt.sym(gpurt.MemcpyAsync), rt.sym(gpurt.StreamSynchronize)
+	mk := rt.Table.Memcpy
+	toDevice, toHost := rt.copySym(gpurt.DeviceMemory, mk.HostToDevice), rt.copySym(gpurt.DeviceMemory, mk.DeviceToHost)
+	onDevice, sync := rt.copySym(gpurt.DeviceMemory, mk.DeviceToDevice), rt.sym(gpurt.StreamSynchronize)
 	src, dst := Pattern(16, 1), make([]byte, 16)
-	f.fail(memcpy, 1, 1)
+	after := 0
+	if toHost == toDevice { // the runtime API: one function copies both ways
+		after = 1
+	}
+	f.fail(toHost, 1, after)
 	if err := d.CopyToDevice(buf, 0, src, s); err != nil {
 		t.Fatal(err)
 	}
 	err := d.CopyToHost(dst, buf, 0, s)
-	rt.wantRuntimeError(t, err, memcpy, 1, "invalid argument")
+	rt.wantRuntimeError(t, err, toHost, 1, "invalid argument")
 	if !strings.Contains(err.Error(), "CopyToHost of 16 bytes") {
 		t.Errorf("error lacks context: %v", err)
 	}
 	if f.pending() != 1 {
 		t.Errorf("%d queued; the failed copy was queued", f.pending())
 	}
-	f.fail(memcpy, 21, 0)
-	rt.wantRuntimeError(t, d.CopyOnDevice(buf, 0, buf, 8, 8, nil), memcpy, 21, "invalid copy direction for memcpy")
+	code, msg := 21, "invalid copy direction for memcpy"
+	if rt.driver() { // no such code: the driver API infers no direction
+		code, msg = 2, "out of memory"
+	}
+	f.fail(onDevice, code, 0)
+	rt.wantRuntimeError(t, d.CopyOnDevice(buf, 0, buf, 8, 8, nil), onDevice, code, msg)
 	f.fail(sync, 400, 0)
 	rt.wantRuntimeError(t, s.Synchronize(), sync, 400, "invalid resource handle")
 	if err := s.Synchronize(); err != nil {
@@ -968,12 +977,19 @@ func testFaultProbe(t *testing.T, rt Runtime) {
 		msg  string
 	}
 	faults := []fault{
-		{gpurt.RuntimeGetVersion, 3, 0, "unrecognized error code"},
 		{gpurt.DriverGetVersion, 1, 0, "invalid argument"},
 		{gpurt.GetDeviceCount, 2, 0, "out of memory"},
-		{gpurt.GetDeviceProperties, 101, 1, "invalid device ordinal"},
 		{gpurt.StreamCreateWithFlags, 2, 1, "out of memory"}, // the second device's default stream
 		{gpurt.SetDevice, 101, 1, "invalid device ordinal"},
+	}
+	if rt.driver() { // and each call of the second device that takes or reads
+		faults = append(faults, fault{gpurt.Init, 101, 0, "invalid device ordinal"},
+			fault{gpurt.DeviceGet, 101, 1, "invalid device ordinal"},
+			fault{gpurt.PrimaryCtxRetain, 2, 1, "out of memory"},
+			fault{gpurt.DeviceGetName, 1, 1, "invalid argument"})
+	} else {
+		faults = append(faults, fault{gpurt.RuntimeGetVersion, 3, 0, "unrecognized error code"},
+			fault{gpurt.GetDeviceProperties, 101, 1, "invalid device ordinal"})
 	}
 	if len(rt.Table.Attributes) > 0 { // the first attribute of the second device
 		faults = append(faults, fault{gpurt.DeviceGetAttribute, 1, len(rt.Table.Attributes), "invalid argument"})
@@ -987,7 +1003,10 @@ func testFaultProbe(t *testing.T, rt Runtime) {
 			_, err := b.Probe(context.Background())
 			rt.wantRuntimeError(t, err, call, c.code, c.msg)
 			f.wantLive(0, 0, 0)
-			version := rt.sym(gpurt.RuntimeGetVersion)
+			if n := f.contexts(); n != 0 {
+				t.Errorf("%d primary contexts still retained", n)
+			}
+			version := rt.sym(gpurt.DriverGetVersion)
 			calls := f.calls(version)
 			if _, again := b.Probe(context.Background()); again != err || f.calls(version) != calls {
 				t.Errorf("second probe: %v", again)
@@ -1002,7 +1021,7 @@ func testNoDevice(t *testing.T, rt Runtime) {
 	if !errors.Is(err, device.ErrNoDevice) {
 		t.Fatalf("zero devices: %v", err)
 	}
-	rt.wantRuntimeError(t, err, rt.sym(gpurt.GetDeviceCount), 100, "no CUDA-capable device is detected")
+	rt.wantRuntimeError(t, err, rt.countSym(), 100, "no CUDA-capable device is detected")
 	if want := fmt.Sprintf("%s: no device (%s, 100)", rt.Table.Name, f.errorName(100)); !strings.HasPrefix(err.Error(), want) {
 		t.Errorf("error %q does not start with %q", err, want)
 	}
@@ -1013,10 +1032,20 @@ func testNoDevice(t *testing.T, rt Runtime) {
 
 // errorName is the double's name for an error code.
 func (f *Fake) errorName(code int) string {
-	return ffi.GoString(f.Call(f.rt.sym(gpurt.GetErrorName), uintptr(code)))
+	if !f.rt.driver() {
+		return ffi.GoString(f.Call(f.rt.sym(gpurt.GetErrorName), uintptr(code)))
+	}
+	slot := cmem(f.t, 8)
+	if rc := f.Call(f.rt.sym(gpurt.GetErrorName), uintptr(code), uintptr(slot)); int32(rc) != 0 {
+		return ""
+	}
+	return ffi.GoString(*(*uintptr)(slot))
 }
 
 func testDriverTooOld(t *testing.T, rt Runtime) {
+	if rt.OldDriver == 0 {
+		t.Skip("the driver API is the driver: never older than itself")
+	}
 	f := NewFake(t, rt, 1)
 	f.Call("fake_cuda_set_driver_version", uintptr(rt.OldDriver))
 	info, err := rt.backend(f.path).Probe(context.Background())
@@ -1060,6 +1089,9 @@ func testDriverTooOld(t *testing.T, rt Runtime) {
 // and named with why; when no candidate serves, the error is the first's
 // and the others are named.
 func testSkipTooNew(t *testing.T, rt Runtime) {
+	if rt.NewFake == "" {
+		t.Skip("the driver API is the driver: never newer than itself")
+	}
 	newer := newFake(t, rt, rt.NewFake, 1)
 	f := NewFake(t, rt, 1)
 	paths := []string{newer.path, f.path}
@@ -1160,6 +1192,9 @@ func testHostAllocFallback(t *testing.T, rt Runtime) {
 // call: the first is needed where the table offers managed memory, the
 // second has a fallback.
 func testOldRuntime(t *testing.T, rt Runtime) {
+	if rt.OldFake == "" {
+		t.Skip("no double of an older library")
+	}
 	f := newFake(t, rt, rt.OldFake, 1)
 	b := rt.backend(f.path)
 	defer b.Close()

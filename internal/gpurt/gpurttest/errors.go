@@ -81,7 +81,7 @@ func ErrorPaths(rt Runtime) []ErrorPath {
 		}},
 		{"Probe/runtime fault", device.ErrRuntime, func(t *testing.T) error {
 			f := NewFake(t, rt, 1)
-			f.fail(sym(gpurt.RuntimeGetVersion), 3, 0)
+			f.fail(sym(gpurt.DriverGetVersion), 3, 0)
 			_, err := rt.backend(f.path).Probe(context.Background())
 			return err
 		}},
@@ -159,7 +159,7 @@ func ErrorPaths(rt Runtime) []ErrorPath {
 		{"CopyToHost/runtime fault", device.ErrRuntime, func(t *testing.T) error {
 			f, d := dev(t)
 			p := alloc(t, d)
-			f.fail(sym(gpurt.MemcpyAsync), 1, 0)
+			f.fail(rt.copySym(gpurt.DeviceMemory, rt.Table.Memcpy.DeviceToHost), 1, 0)
 			return d.CopyToHost(make([]byte, 4), p, 0, nil)
 		}},
 		// Streams.

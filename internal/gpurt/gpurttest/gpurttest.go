@@ -22,6 +22,9 @@ import (
 type Runtime struct {
 	Table   *gpurt.Table
 	Backend device.Backend // the package's registered Backend
+	// Real is the backend the Real tests probe: one of Table alone, as the
+	// package's Backend may serve through another API.
+	Real device.Backend
 	// Fake and OldFake name the test double in testdata/c, and the double
 	// built as an old runtime (FAKE_CUDA_OLD), e.g. "fakecudart".
 	Fake, OldFake string
@@ -37,6 +40,11 @@ type Runtime struct {
 	// NoHostFake names a double that lacks every allocator of the table's
 	// pinned host memory, where that kind is Optional; "" where it is not.
 	NoHostFake string
+	// PropSize is the size of the runtime's properties struct that the
+	// double writes; NoLegacyHandle: the double refuses the legacy
+	// default-stream handle 1 (HIP before 6.2).
+	PropSize       int
+	NoLegacyHandle bool
 }
 
 // A Device is a runtime package's Device (or a *gpurt.Device, for a table
@@ -65,6 +73,8 @@ var doubleTests = []test{
 	{"Events", testEvents},
 	{"ForeignSyncEvent", testForeignSyncEvent},
 	{"ForeignStreams", testForeignStreams},
+	{"DefaultStreamHandles", testDefaultStreamHandles},
+	{"PropertiesSize", testPropertiesSize},
 	{"StreamMisuse", testStreamMisuse},
 	{"ConcurrentDevices", testConcurrentDevices},
 	{"FaultAlloc", testFaultAlloc},
@@ -102,6 +112,47 @@ func run(t *testing.T, rt Runtime, tests []test) {
 // sym is the (preferred) symbol of op.
 func (rt Runtime) sym(op gpurt.Op) string { return rt.Table.Names(op)[0] }
 
+// driver reports whether the table is CUDA's driver API.
+func (rt Runtime) driver() bool { return rt.Table.API == gpurt.DriverAPI }
+
+// copySym is the function a copy of direction kind (one of Table.Memcpy's)
+// to or from memory m calls: the driver API has one per direction, and
+// memory other than device memory is copied with the direction inferred.
+func (rt Runtime) copySym(m gpurt.Memory, kind uintptr) string {
+	mk := rt.Table.Memcpy
+	if m != gpurt.DeviceMemory {
+		kind = mk.Default
+	}
+	if rt.driver() {
+		switch kind {
+		case mk.HostToDevice:
+			return rt.sym(gpurt.MemcpyHtoDAsync)
+		case mk.DeviceToHost:
+			return rt.sym(gpurt.MemcpyDtoHAsync)
+		case mk.DeviceToDevice:
+			return rt.sym(gpurt.MemcpyDtoDAsync)
+		}
+	}
+	return rt.sym(gpurt.MemcpyAsync)
+}
+
+// countSym is the call whose error says why there is no device:
+// GetDeviceCount, or the driver API's Init.
+func (rt Runtime) countSym() string {
+	if rt.driver() {
+		return rt.sym(gpurt.Init)
+	}
+	return rt.sym(gpurt.GetDeviceCount)
+}
+
+// nameSym is the call that reads a GPU's name.
+func (rt Runtime) nameSym() string {
+	if rt.driver() {
+		return rt.sym(gpurt.DeviceGetName)
+	}
+	return rt.sym(gpurt.GetDeviceProperties)
+}
+
 // kind returns the index in the table's kinds of the first of memory m, or -1.
 func (rt Runtime) kind(m gpurt.Memory) int {
 	for i, k := range rt.Table.Kinds {
@@ -114,7 +165,7 @@ func (rt Runtime) kind(m gpurt.Memory) int {
 
 // backend is a fresh, unregistered backend that tries only paths.
 func (rt Runtime) backend(paths ...string) *gpurt.Backend {
-	return gpurt.NewBackend(rt.Table, gpurt.Paths(paths...), false)
+	return gpurt.NewBackend(false, gpurt.Source{Table: rt.Table, Candidates: gpurt.Paths(paths...)})
 }
 
 // A Fake is the C test double, loaded by the same path the backend under
@@ -159,6 +210,37 @@ func (f *Fake) code(op gpurt.Op, args ...uintptr) int32 {
 	return int32(f.Call(f.rt.sym(op), args...))
 }
 
+// setDevice makes GPU n current on the (locked) thread, as C code using
+// the API would: the runtime's SetDevice, or the driver API's primary
+// context made current (retained for the call: the backend under test
+// holds it too).
+func (f *Fake) setDevice(n int) {
+	f.t.Helper()
+	if !f.rt.driver() {
+		if rc := f.code(gpurt.SetDevice, uintptr(n)); rc != 0 {
+			f.t.Fatalf("%s(%d): %d", f.rt.sym(gpurt.SetDevice), n, rc)
+		}
+		return
+	}
+	slot := cmem(f.t, 8)
+	if rc := f.code(gpurt.PrimaryCtxRetain, uintptr(slot), uintptr(n)); rc != 0 {
+		f.t.Fatalf("retaining GPU %d's context: %d", n, rc)
+	}
+	defer f.code(gpurt.PrimaryCtxRelease, uintptr(n))
+	if rc := f.code(gpurt.SetDevice, *(*uintptr)(slot)); rc != 0 {
+		f.t.Fatalf("making GPU %d's context current: %d", n, rc)
+	}
+}
+
+// memcpy queues a copy as C code using the API would, and returns its code.
+func (f *Fake) memcpy(dst, src, n, kind, stream uintptr) int32 {
+	f.t.Helper()
+	if f.rt.driver() {
+		return int32(f.Call(f.rt.copySym(gpurt.DeviceMemory, kind), dst, src, n, stream))
+	}
+	return f.code(gpurt.MemcpyAsync, dst, src, n, kind, stream)
+}
+
 // withString calls name with s as a C string first argument.
 func (f *Fake) withString(name, s string, args ...uintptr) uintptr {
 	f.t.Helper()
@@ -191,6 +273,10 @@ func (f *Fake) wantLive(allocs, events, streams int64) {
 	}
 }
 
+// contexts is how many primary-context retains of the driver API are not
+// released.
+func (f *Fake) contexts() int64 { return int64(f.Call("fake_cuda_live_contexts")) }
+
 // Probe probes a fresh backend on the double; at the end of the test it
 // destroys the default streams and checks that nothing leaked, neither in
 // the double nor on the C heap.
@@ -207,11 +293,37 @@ func (f *Fake) Probe() []Device {
 			f.t.Error(err)
 		}
 		f.wantLive(0, 0, 0)
+		if n := f.contexts(); n != 0 {
+			f.t.Errorf("%d primary contexts still retained", n)
+		}
 		if p := f.pending(); p != 0 {
 			f.t.Errorf("%d copies still queued", p)
 		}
 		if n := ffi.LiveAllocations(); n != heap {
 			f.t.Errorf("C heap blocks: %d, want %d", n, heap)
+		}
+	})
+	var ds []Device
+	for _, d := range info.Devices {
+		ds = append(ds, d.(Device))
+	}
+	return ds
+}
+
+// ProbeAs probes a second backend, of rt's table, on the same double: one
+// that has both APIs over one state (testdata/c/fakecuda_mixed.c), as a
+// real libcudart and libcuda share a GPU. Called after Probe, its backend
+// is closed before Probe's checks run.
+func (f *Fake) ProbeAs(rt Runtime) []Device {
+	f.t.Helper()
+	b := rt.backend(f.path)
+	info, err := b.Probe(context.Background())
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	f.t.Cleanup(func() {
+		if err := b.Close(); err != nil {
+			f.t.Error(err)
 		}
 	})
 	var ds []Device

@@ -14,14 +14,14 @@ import (
 	"github.com/purearrow/cdevice/internal/gpurt"
 )
 
-// Tests on the runtime rt.Backend finds (a real one, or whatever the
+// Tests on the runtime rt.Real finds (a real one, or whatever the
 // table's EnvLibrary names); they skip where there is no runtime or no
 // device: go test ./device/cuda -run Real on a GPU machine.
 
-// RealDevices probes rt.Backend and returns its devices, or skips.
+// RealDevices probes rt.Real and returns its devices, or skips.
 func RealDevices(t testing.TB, rt Runtime) []Device {
 	t.Helper()
-	info, err := rt.Backend.Probe(context.Background())
+	info, err := rt.Real.Probe(context.Background())
 	switch {
 	case errors.Is(err, device.ErrNotFound), errors.Is(err, device.ErrNoDevice):
 		t.Skipf("no %s: %v", rt.Table.Title, err)
@@ -47,9 +47,13 @@ var realTests = []test{
 
 func testRealProbe(t *testing.T, rt Runtime) {
 	ds := RealDevices(t, rt)
-	info, _ := rt.Backend.Probe(context.Background())
+	info, _ := rt.Real.Probe(context.Background())
 	t.Logf("%s: %s", info.Library, info.Version)
-	if !strings.HasPrefix(info.Version, "runtime ") || len(ds)%len(rt.Table.Kinds) != 0 {
+	prefix := "runtime "
+	if rt.driver() {
+		prefix = "driver API "
+	}
+	if !strings.HasPrefix(info.Version, prefix) || len(ds)%len(rt.Table.Kinds) != 0 {
 		t.Errorf("version %q, %d devices", info.Version, len(ds))
 	}
 	for _, d := range ds {

@@ -68,10 +68,10 @@ func testNotFoundBroken(t *testing.T, rt Runtime) {
 func testExplicitLibraryMissing(t *testing.T, rt Runtime) {
 	t.Setenv(rt.Table.EnvLibrary, "/nonexistent/lib"+rt.Table.Name+".so")
 	live := ffi.LiveAllocations()
-	b := gpurt.NewBackend(rt.Table, rt.Table.Search(func() []string {
+	b := gpurt.NewBackend(false, rt.Table.Source(func() []string {
 		t.Error("the platform's libraries were searched")
 		return nil
-	}), false)
+	}))
 	var wg sync.WaitGroup
 	errs := make([]error, 4)
 	for i := range errs {
@@ -111,7 +111,7 @@ func testExplicitLibraryUnloadable(t *testing.T, rt Runtime) {
 		t.Skipf("%s: %v (libc6-i386 provides it)", lib32, err)
 	}
 	t.Setenv(rt.Table.EnvLibrary, lib32)
-	_, err := gpurt.NewBackend(rt.Table, rt.Table.Search(func() []string { return nil }), false).Probe(context.Background())
+	_, err := gpurt.NewBackend(false, rt.Table.Source(func() []string { return nil })).Probe(context.Background())
 	if !errors.Is(err, device.ErrNotFound) || !strings.Contains(err.Error(), "cannot load it") || !strings.Contains(err.Error(), "ELF") {
 		t.Fatalf("Probe: %v; want ErrNotFound saying it cannot load the file, and why", err)
 	}
