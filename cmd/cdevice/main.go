@@ -53,8 +53,9 @@ commands:
 Start with 'cdevice devices', then 'cdevice selftest'.
 Run 'cdevice <command> --help' (or 'cdevice help <command>') for a command's flags.
 Environment: CDEVICE_DEVICE picks the default device (cpu, cuda:N, hip:N,
-opencl:N, ...); CDEVICE_CUDA_LIBRARY, CDEVICE_HIP_LIBRARY and
-CDEVICE_OPENCL_LIBRARY point at a runtime library to load instead.
+opencl:N, ...); CDEVICE_CUDA_LIBRARY, CDEVICE_CUDA_DRIVER_LIBRARY,
+CDEVICE_HIP_LIBRARY and CDEVICE_OPENCL_LIBRARY point at a runtime library
+to load instead; CDEVICE_CUDA_API=runtime|driver picks one CUDA API.
 `
 
 // Exit statuses.

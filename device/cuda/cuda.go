@@ -1,15 +1,17 @@
-// Package cuda is the CUDA backend: the CUDA runtime (libcudart) loaded at
-// run time, no cgo and no CUDA toolkit needed to build. HIP copies the CUDA
-// runtime API, and package hip and this package share one implementation.
+// Package cuda is the CUDA backend: the CUDA runtime (libcudart) or, where
+// no runtime serves, CUDA's driver API (libcuda), loaded at run time, no
+// cgo and no CUDA toolkit needed to build. HIP copies the CUDA runtime API,
+// and package hip and this package share one implementation.
 //
 // Each CUDA device ordinal n gives three devices: cuda:n (cudaMalloc),
 // cuda_host:n (cudaMallocHost, pinned host memory) and cuda_managed:n
 // (cudaMallocManaged). The sync_event of their arrays is a cudaEvent_t*.
 // A nil stream is a non-blocking stream of the device made at probe.
 // Devices are device.ForeignStreams: a cudaStream_t of the same GPU that
-// other code made waits for our events, and our streams for it.
+// other code made waits for our events, and our streams for it. A bad
+// stream or event handle is undefined behaviour, as it is for the runtime.
 //
-// The library is found, in order: the path in $CDEVICE_CUDA_LIBRARY (alone
+// The runtime is found, in order: the path in $CDEVICE_CUDA_LIBRARY (alone
 // when set), then libcudart.so.13, .so.12, .so.11.0 and .so (CUDA 13, 12
 // and 11), $CUDA_PATH/lib64/libcudart.so* and
 // /usr/local/cuda/lib64/libcudart.so* (cudart64_13.dll, cudart64_12.dll,
@@ -19,7 +21,20 @@
 // runtime the driver supports wins: one that needs a newer driver
 // (cudaErrorInsufficientDriver, e.g. libcudart.so.13 on a CUDA 12 driver)
 // or lacks a function this package needs is skipped for the next, and
-// device.Info.Skipped says why. Nothing is loaded before Backend.Probe.
+// device.Info.Skipped says why.
+//
+// Where no runtime serves (a GPU node with the NVIDIA driver and no
+// toolkit has libcuda.so.1 alone), the driver API is used: the path in
+// $CDEVICE_CUDA_DRIVER_LIBRARY (alone when set), else libcuda.so.1,
+// libcuda.so and WSL's /usr/lib/wsl/lib/libcuda.so.1 (nvcuda.dll on
+// Windows). It gives the same devices and events through the driver's
+// names (cuMemAlloc_v2 for cudaMalloc, cuEventRecord for cudaEventRecord),
+// each GPU's primary context retained for the process and made current on
+// the calling thread, as cudaSetDevice does; device.Info.Version reads
+// "driver API 12.9" and device.Info.Note says why the runtime did not
+// serve. A CUevent is a cudaEvent_t, so arrays move between programs on
+// either API. $CDEVICE_CUDA_API=runtime or =driver uses that API alone.
+// Nothing is loaded before Backend.Probe.
 package cuda
 
 import (
@@ -35,9 +50,10 @@ import (
 // instead of silently loading another runtime.
 const EnvLibrary = "CDEVICE_CUDA_LIBRARY"
 
-// Backend is the CUDA runtime; it registers itself with package device, and
-// its probe registers the devices it finds. Its Probe returns, even with an
-// error, the Info.Library and Info.Version of a library it did load.
+// Backend is CUDA, through the runtime or the driver API (see the package
+// doc); it registers itself with package device, and its probe registers
+// the devices it finds. Its Probe returns, even with an error, the
+// Info.Library and Info.Version of a library it did load.
 var Backend device.Backend = gpurt.Register(table.Source(platformCandidates), driverTable.Source(driverCandidates))
 
 // Values from CUDA's driver_types.h and cuda_runtime_api.h.
@@ -82,7 +98,10 @@ var table = gpurt.Table{
 // cudaFree). Backend's probe makes them; the Devices of one GPU share its
 // streams. A Device implements device.Device and device.ForeignStreams.
 // Every call makes the GPU current (cudaSetDevice) on a locked OS thread
-// first, so a Device may be used from any goroutine.
+// first, so a Device may be used from any goroutine. Through the driver API
+// the calls are the driver's (cuMemAlloc_v2, cuMemAllocHost_v2,
+// cuMemAllocManaged, cuMemcpyHtoDAsync_v2, cuCtxSetCurrent of the GPU's
+// primary context); the behaviour is the same.
 //
 // Copies are asynchronous on the stream (nil: the GPU's default stream).
 // Go memory given to a copy must stay reachable and untouched until that

@@ -1,10 +1,13 @@
 package cuda_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/purearrow/cdevice/device/cuda"
+	"github.com/purearrow/cdevice/internal/ctest"
 	"github.com/purearrow/cdevice/internal/gpurt/gpurttest"
+	"github.com/purearrow/cdevice/internal/selfexec"
 )
 
 // Tests named Real use the libraries a GPU machine has (a real libcudart
@@ -42,14 +45,40 @@ func TestRealMixedAPIs(t *testing.T) {
 	t.Run("DriverToRuntime", func(t *testing.T) { exportImport(t, drvDevs[0], rtDevs[0], nil) })
 }
 
-func BenchmarkRealCopyToDevice(b *testing.B) {
+// 64 MiB copies between Go memory and the GPU, each waited for, through
+// each API, beside the same copies by C code through the same library
+// (testdata/c/copy_baseline.c): go test ./device/cuda -run XXX -bench Real.
+func BenchmarkRealCopyToDevice(b *testing.B) { benchmarkCopies(b, true) }
+func BenchmarkRealToHost(b *testing.B)       { benchmarkCopies(b, false) }
+
+func benchmarkCopies(b *testing.B, toDevice bool) {
 	for _, rt := range cuda.APIs {
-		b.Run(rt.Table.API.String(), func(b *testing.B) { gpurttest.BenchmarkCopy(b, rt, true) })
+		api := rt.Table.API.String()
+		b.Run(api, func(b *testing.B) { gpurttest.BenchmarkCopy(b, rt, toDevice) })
+		b.Run(api+"-C", func(b *testing.B) { gpurttest.BenchmarkCopyC(b, rt, toDevice) })
 	}
 }
 
-func BenchmarkRealToHost(b *testing.B) {
-	for _, rt := range cuda.APIs {
-		b.Run(rt.Table.API.String(), func(b *testing.B) { gpurttest.BenchmarkCopy(b, rt, false) })
+// The Real tests and benchmarks run here on the double with both APIs,
+// standing in for a GPU machine's libcudart and libcuda (one state, as
+// the real two share the GPU), so that their code is proven before a GPU
+// runs it; short (-test.short), as a GPU's sizes are slow on the double.
+func TestDoubleStandsInForGPU(t *testing.T) {
+	fake := ctest.Path(t, "fakecuda_mixed")
+	cmd := selfexec.Command([]string{cuda.EnvLibrary + "=" + fake, cuda.EnvDriverLibrary + "=" + fake, cuda.EnvAPI + "="},
+		"-test.run=^TestReal", "-test.bench=^BenchmarkReal", "-test.benchtime=1x", "-test.v", "-test.count=1", "-test.short")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	for _, want := range []string{"--- PASS: TestReal/runtime/Copies", "--- PASS: TestReal/driver/Copies",
+		"--- PASS: TestRealMixedAPIs/RuntimeToDriver", "--- PASS: TestRealMixedAPIs/DriverToRuntime",
+		"BenchmarkRealCopyToDevice/driver-C", "BenchmarkRealToHost/runtime-C"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("the Real run lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(string(out), "--- SKIP") {
+		t.Errorf("a Real test skipped on the double:\n%s", out)
 	}
 }

@@ -4,8 +4,12 @@
 // HIP copies the CUDA runtime API call for call (hipMalloc for cudaMalloc,
 // the same error codes, copy kinds and flags), so a runtime is described by
 // a Table: its symbol names, the kinds of memory it offers, its constants
-// and a few hooks. Bind loads the table's functions from a library; a
-// Backend finds the library, binds it and probes its devices; Device,
+// and a few hooks. CUDA's driver API (libcuda) is a Table too, of the
+// DriverAPI shape: the same calls under other names, with contexts,
+// out-parameter error texts and copies of one direction each; api.go holds
+// all that differs. Bind loads the table's functions from a library; a
+// Backend tries its Sources (a table and its candidate libraries) in turn,
+// binds the first library that serves and probes its devices; Device,
 // Stream and Event implement package device over any bound runtime.
 //
 // No exported signature of a runtime package shows a type of this package:
@@ -15,7 +19,8 @@
 //
 // Conventions for both runtimes:
 //   - The current device is per OS thread: every call sequence runs with
-//     its goroutine locked to its thread after a set-device call.
+//     its goroutine locked to its thread after a set-device call (the
+//     driver API's: its primary context made current).
 //   - A nil device.Stream is a per-device stream created at probe, with
 //     the runtime's non-blocking flag: it does not serialize with other
 //     streams the way the legacy null stream does.

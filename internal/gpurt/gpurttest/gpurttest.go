@@ -75,6 +75,7 @@ var doubleTests = []test{
 	{"ForeignStreams", testForeignStreams},
 	{"DefaultStreamHandles", testDefaultStreamHandles},
 	{"PropertiesSize", testPropertiesSize},
+	{"CopyBaseline", testCopyBaseline},
 	{"StreamMisuse", testStreamMisuse},
 	{"ConcurrentDevices", testConcurrentDevices},
 	{"FaultAlloc", testFaultAlloc},

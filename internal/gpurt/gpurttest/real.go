@@ -18,6 +18,20 @@ import (
 // table's EnvLibrary names); they skip where there is no runtime or no
 // device: go test ./device/cuda -run Real on a GPU machine.
 
+// scaled is n, or short under go test -short: the sizes and counts of the
+// Real tests are a GPU's, too much for the doubles under the race detector
+// (TestDoubleStandsInForGPU runs them short).
+func scaled(n, short int) int {
+	if testing.Short() {
+		return short
+	}
+	return n
+}
+
+// copySize is the size of the copies the benchmarks time: 64 MiB (1 MiB
+// under -short).
+func copySize() int { return scaled(64<<20, 1<<20) }
+
 // RealDevices probes rt.Real and returns its devices, or skips.
 func RealDevices(t testing.TB, rt Runtime) []Device {
 	t.Helper()
@@ -161,7 +175,7 @@ func waitFor(t *testing.T, d device.Device, s device.Stream) {
 func testRealEvents(t *testing.T, rt Runtime) {
 	d := RealDevices(t, rt)[0]
 	fs := d.(device.ForeignStreams)
-	const n = 64 << 20 // big enough that the copy is still running when s2 queues its read
+	n := scaled(64<<20, 1<<20) // big enough that the copy is still running when s2 queues its read
 	buf, err := d.Alloc(n)
 	if err != nil {
 		t.Fatal(err)
@@ -233,11 +247,12 @@ func testRealErrors(t *testing.T, rt Runtime) {
 func testRealConcurrent(t *testing.T, rt Runtime) {
 	ds := RealDevices(t, rt)
 	var wg sync.WaitGroup
-	errs := make(chan error, 32)
-	for g := range 32 {
+	goroutines, rounds := scaled(32, 8), scaled(20, 3)
+	errs := make(chan error, goroutines)
+	for g := range goroutines {
 		d := ds[g%len(ds)]
 		wg.Go(func() {
-			for i := range 20 {
+			for i := range rounds {
 				if err := RoundTrip(d, 1<<20, byte(g+i)); err != nil {
 					errs <- fmt.Errorf("%v: %w", d, err)
 					return
@@ -252,11 +267,11 @@ func testRealConcurrent(t *testing.T, rt Runtime) {
 	}
 }
 
-// BenchmarkCopy measures 64 MiB copies to the first real device (toDevice)
+// BenchmarkCopy measures copySize copies to the first real device (toDevice)
 // or back, each waited for.
 func BenchmarkCopy(b *testing.B, rt Runtime, toDevice bool) {
 	d := RealDevices(b, rt)[0]
-	const n = 64 << 20
+	n := copySize()
 	p, err := d.Alloc(n)
 	if err != nil {
 		b.Fatal(err)
@@ -269,7 +284,7 @@ func BenchmarkCopy(b *testing.B, rt Runtime, toDevice bool) {
 	if toDevice {
 		copy = func() error { return d.CopyToDevice(p, 0, host, s) }
 	}
-	b.SetBytes(n)
+	b.SetBytes(int64(n))
 	for b.Loop() {
 		if err := copy(); err != nil {
 			b.Fatal(err)
