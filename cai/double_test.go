@@ -192,70 +192,46 @@ func TestDoubleStreams(t *testing.T) {
 		}
 	})
 
-	t.Run("legacy default stream", func(t *testing.T) {
-		p, err := dev.Alloc(32)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer dev.Free(p)
-		src := slices.Clone(vals)
-		var pin runtime.Pinner
-		pin.Pin(&src[0])
-		defer pin.Unpin()
-		// The producer queues on the NULL stream, as C code using the
-		// legacy default stream does (cudaMemcpyHostToDevice = 1).
-		runtime.LockOSThread()
-		rc := d.call("cudaSetDevice", 0)
-		if rc == 0 {
-			rc = d.call("cudaMemcpyAsync", uintptr(p), uintptr(unsafe.Pointer(&src[0])), 32, 1, 0)
-		}
-		runtime.UnlockOSThread()
-		if rc != 0 || d.pending() != 1 {
-			t.Fatalf("queueing on the NULL stream: %d, %d queued", rc, d.pending())
-		}
-		x := desc(uintptr(p), ptr(cai.StreamLegacy))
-		da, err := cai.Import(ctx, &x)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer da.Release()
-		if got := toHost(t, da); !array.Equal(got, want) || d.pending() != 0 {
-			t.Errorf("got %v, %d queued", got, d.pending())
-		}
-	})
-
-	t.Run("per-thread default stream", func(t *testing.T) {
-		p, err := dev.Alloc(32)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer dev.Free(p)
-		src := slices.Clone(vals)
-		var pin runtime.Pinner
-		pin.Pin(&src[0])
-		defer pin.Unpin()
-		// The producer queues on cudaStreamPerThread (2), as C code built
-		// with --default-stream per-thread does, and Import runs on the
-		// same OS thread (the package doc's rule for per-thread streams).
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-		rc := d.call("cudaSetDevice", 0)
-		if rc == 0 {
-			rc = d.call("cudaMemcpyAsync", uintptr(p), uintptr(unsafe.Pointer(&src[0])), 32, 1, 2)
-		}
-		if rc != 0 || d.pending() != 1 {
-			t.Fatalf("queueing on the per-thread stream: %d, %d queued", rc, d.pending())
-		}
-		x := desc(uintptr(p), ptr(cai.StreamPerThread))
-		da, err := cai.Import(ctx, &x)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer da.Release()
-		if got := toHost(t, da); !array.Equal(got, want) || d.pending() != 0 {
-			t.Errorf("got %v, %d queued", got, d.pending())
-		}
-	})
+	// The producer queues on a default stream, as C code does (the legacy
+	// one: NULL; the per-thread one, built with --default-stream
+	// per-thread: cudaStreamPerThread, 2), and the descriptor names it.
+	// Import runs on the producer's OS thread (the package doc's rule for
+	// per-thread streams).
+	for _, tc := range []struct {
+		name   string
+		handle uintptr
+		stream int64
+	}{{"legacy default stream", 0, cai.StreamLegacy}, {"per-thread default stream", 2, cai.StreamPerThread}} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := dev.Alloc(32)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer dev.Free(p)
+			src := slices.Clone(vals)
+			var pin runtime.Pinner
+			pin.Pin(&src[0])
+			defer pin.Unpin()
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			rc := d.call("cudaSetDevice", 0)
+			if rc == 0 { // cudaMemcpyHostToDevice = 1
+				rc = d.call("cudaMemcpyAsync", uintptr(p), uintptr(unsafe.Pointer(&src[0])), 32, 1, tc.handle)
+			}
+			if rc != 0 || d.pending() != 1 {
+				t.Fatalf("queueing on stream %d: %d, %d queued", tc.handle, rc, d.pending())
+			}
+			x := desc(uintptr(p), ptr(tc.stream))
+			da, err := cai.Import(ctx, &x)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer da.Release()
+			if got := toHost(t, da); !array.Equal(got, want) || d.pending() != 0 {
+				t.Errorf("got %v, %d queued", got, d.pending())
+			}
+		})
+	}
 
 	t.Run("bad handle", func(t *testing.T) {
 		p := devBytes(t, dev, vals)

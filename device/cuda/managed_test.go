@@ -1,9 +1,7 @@
 package cuda_test
 
 import (
-	"context"
 	"testing"
-	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -51,29 +49,10 @@ func TestImportManagedConcurrentAccess(t *testing.T) {
 			b.AppendValues([]int32{1, 2, 3, 4, 5}, nil)
 			src := b.NewInt32Array()
 			defer src.Release()
-			da, err := cdevice.CopyToDevice(context.Background(), src, dev)
-			if err != nil {
-				t.Fatal(err)
-			}
-			out, err := ffi.Calloc(unsafe.Sizeof(abi.DeviceArray{}))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer ffi.Free(out)
-			outSchema, err := ffi.Calloc(unsafe.Sizeof(abi.Schema{}))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer ffi.Free(outSchema)
-			arr := (*abi.DeviceArray)(out)
-			err = da.Export(arr, (*abi.Schema)(outSchema))
-			da.Release()
-			if err != nil {
-				t.Fatal(err)
-			}
+			arr, sch := exportToC(t, src, dev)
 			memcpys := func() uintptr { return f.Call("fake_cuda_call_count", cstr(t, "cudaMemcpyAsync")) }
 			before := memcpys()
-			got, err := cdevice.ImportDeviceArray(arr, (*abi.Schema)(outSchema))
+			got, err := cdevice.ImportDeviceArray(arr, sch)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
@@ -65,30 +66,8 @@ func exportImport(t *testing.T, exp, imp device.Device, imported func()) {
 	}
 	src := b.NewInt64Array()
 	defer src.Release()
-	da, err := cdevice.CopyToDevice(context.Background(), src, exp)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := ffi.Calloc(unsafe.Sizeof(abi.DeviceArray{}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ffi.Free(out)
-	outSchema, err := ffi.Calloc(unsafe.Sizeof(abi.Schema{}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ffi.Free(outSchema)
-	arr := (*abi.DeviceArray)(out)
-	err = da.Export(arr, (*abi.Schema)(outSchema))
-	da.Release()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if arr.SyncEvent == 0 {
-		t.Fatal("the export has no sync_event")
-	}
-	got, err := cdevice.ImportDeviceArray(arr, (*abi.Schema)(outSchema))
+	arr, sch := exportToC(t, src, exp)
+	got, err := cdevice.ImportDeviceArray(arr, sch)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,4 +78,34 @@ func exportImport(t *testing.T, exp, imp device.Device, imported func()) {
 	if !array.Equal(got, src) {
 		t.Errorf("imported %v, want %v", got, src)
 	}
+}
+
+// exportToC copies src to dev and exports it into C memory, freed when
+// the test ends, as a C producer would hand it over.
+func exportToC(t *testing.T, src arrow.Array, dev device.Device) (*abi.DeviceArray, *abi.Schema) {
+	t.Helper()
+	da, err := cdevice.CopyToDevice(context.Background(), src, dev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := ffi.Calloc(unsafe.Sizeof(abi.DeviceArray{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ffi.Free(out) })
+	outSchema, err := ffi.Calloc(unsafe.Sizeof(abi.Schema{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ffi.Free(outSchema) })
+	arr, sch := (*abi.DeviceArray)(out), (*abi.Schema)(outSchema)
+	err = da.Export(arr, sch)
+	da.Release()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if arr.SyncEvent == 0 {
+		t.Fatal("the export has no sync_event")
+	}
+	return arr, sch
 }
