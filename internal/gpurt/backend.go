@@ -317,16 +317,22 @@ func (b *Backend) try(t *Table, lib *ffi.Library) error {
 	return nil
 }
 
-// Close destroys the default streams (tests, and a probe that failed half
-// way); the library stays loaded, as unloading a GPU runtime is unsafe.
+// Close destroys the default streams and gives back the primary contexts
+// (tests, and a probe that failed half way); the library stays loaded, as
+// unloading a GPU runtime is unsafe. A GPU whose release failed stays, to
+// close again.
 func (b *Backend) Close() error {
 	var first error
+	var left []*gpu
 	for _, g := range b.gpus {
-		if err := g.close(); err != nil && first == nil {
-			first = err
+		if err := g.close(); err != nil {
+			left = append(left, g)
+			if first == nil {
+				first = err
+			}
 		}
 	}
-	b.gpus = nil
+	b.gpus = left
 	return first
 }
 

@@ -81,6 +81,15 @@ var opNames = [numOps]string{
 
 func (op Op) String() string { return opNames[op] }
 
+// Ops returns every call a Table may name, in order.
+func Ops() []Op {
+	ops := make([]Op, numOps)
+	for i := range ops {
+		ops[i] = Op(i)
+	}
+	return ops
+}
+
 // of reports whether api has op.
 func (op Op) of(api API) bool {
 	switch op {

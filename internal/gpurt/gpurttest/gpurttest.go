@@ -76,6 +76,7 @@ var doubleTests = []test{
 	{"DefaultStreamHandles", testDefaultStreamHandles},
 	{"PropertiesSize", testPropertiesSize},
 	{"CopyBaseline", testCopyBaseline},
+	{"EveryCallFails", testEveryCallFails},
 	{"StreamMisuse", testStreamMisuse},
 	{"ConcurrentDevices", testConcurrentDevices},
 	{"FaultAlloc", testFaultAlloc},
