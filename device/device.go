@@ -156,6 +156,7 @@ type Info struct {
 	Skipped []string
 	// Note says which of a backend's APIs served and why, where it has
 	// several (CUDA's driver API, when no CUDA runtime serves or
-	// CDEVICE_CUDA_API=driver asks); "" for the preferred one.
+	// CDEVICE_CUDA_API=driver asks); "" when the preferred one served
+	// unasked.
 	Note string
 }

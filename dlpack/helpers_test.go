@@ -96,6 +96,9 @@ func cudaDevice(t testing.TB) (device.Device, *ffi.Library) {
 		}
 	})
 	if cudaState.err != nil || cudaState.dev == nil {
+		if !realCUDA { // the double was asked for: it must serve
+			t.Fatalf("the CUDA test double: %v", cudaState.err)
+		}
 		t.Skipf("no CUDA device: %v", cudaState.err)
 	}
 	return cudaState.dev, cudaState.fake

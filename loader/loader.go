@@ -59,7 +59,7 @@ type BackendReport struct {
 	Skipped []string
 	// Note says which of the backend's APIs served and why, e.g. "driver
 	// API, as the runtime API cannot serve: not installed: …"
-	// (device.Info.Note); "" for the preferred one.
+	// (device.Info.Note); "" when the preferred one served unasked.
 	Note string
 	// Elapsed is the time the probe took, device memory queries included.
 	Elapsed time.Duration

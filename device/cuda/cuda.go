@@ -33,8 +33,10 @@
 // the calling thread, as cudaSetDevice does; device.Info.Version reads
 // "driver API 12.9" and device.Info.Note says why the runtime did not
 // serve. A CUevent is a cudaEvent_t, so arrays move between programs on
-// either API. $CDEVICE_CUDA_API=runtime or =driver uses that API alone.
-// Nothing is loaded before Backend.Probe.
+// either API. $CDEVICE_CUDA_API=runtime or =driver uses that API alone;
+// without it, a variable naming one API's library leaves the other out.
+// Like cudaSetDevice, a call leaves the GPU's primary context current on
+// its OS thread. Nothing is loaded before Backend.Probe.
 package cuda
 
 import (
@@ -46,8 +48,9 @@ import (
 )
 
 // EnvLibrary names the environment variable with the path of the libcudart
-// to load. When set, no other library is tried, so a wrong path is reported
-// instead of silently loading another runtime.
+// to load. When set, no other library is tried (nor the driver API, unless
+// EnvDriverLibrary is set too), so a wrong path is reported instead of
+// silently loading another runtime.
 const EnvLibrary = "CDEVICE_CUDA_LIBRARY"
 
 // Backend is CUDA, through the runtime or the driver API (see the package

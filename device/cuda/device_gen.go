@@ -119,5 +119,6 @@ func (d *Device) DefaultStream() uintptr { return d.dev.DefaultStream() }
 
 // ErrorName is the runtime's name for an error code (cudaGetErrorName), e.g.
 // "cudaErrorNoDevice" for 100: the Code of a *device.RuntimeError from this
-// Device.
+// Device. Through the driver API it is the driver's name (cuGetErrorName), e.g.
+// "CUDA_ERROR_NO_DEVICE": its codes are the runtime's for the same conditions.
 func (d *Device) ErrorName(code int) string { return d.dev.ErrorName(code) }

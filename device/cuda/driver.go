@@ -7,7 +7,8 @@ import (
 
 // EnvDriverLibrary names the environment variable with the path of the CUDA
 // driver library (libcuda.so.1, nvcuda.dll) to load for the driver API.
-// When set, no other driver library is tried.
+// When set, no other driver library is tried (nor the runtime, unless
+// EnvLibrary is set too).
 const EnvDriverLibrary = "CDEVICE_CUDA_DRIVER_LIBRARY"
 
 // EnvAPI names the environment variable that picks one CUDA API: "runtime"
@@ -49,7 +50,7 @@ var driverTable = gpurt.Table{
 		gpurt.DeviceGet:             {"cuDeviceGet"},
 		gpurt.DeviceGetName:         {"cuDeviceGetName"},
 		gpurt.PrimaryCtxRetain:      {"cuDevicePrimaryCtxRetain"},
-		gpurt.PrimaryCtxRelease:     {"cuDevicePrimaryCtxRelease_v2"},
+		gpurt.PrimaryCtxRelease:     {"cuDevicePrimaryCtxRelease_v2", "cuDevicePrimaryCtxRelease"}, // _v2 from CUDA 11 drivers
 		gpurt.MemcpyHtoDAsync:       {"cuMemcpyHtoDAsync_v2"},
 		gpurt.MemcpyDtoHAsync:       {"cuMemcpyDtoHAsync_v2"},
 		gpurt.MemcpyDtoDAsync:       {"cuMemcpyDtoDAsync_v2"},

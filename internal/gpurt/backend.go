@@ -159,13 +159,13 @@ func (b *Backend) answer() (device.Info, error) {
 	return info, b.err
 }
 
-// probe probes the sources in turn (only the one $EnvAPI names, when set)
-// and stops at the first that serves; Info.Note says which API served and
-// why an earlier one did not. When none serves, the error and the Info are
-// those of the first that found a library (the first source's, when none
-// did), with every source's skipped libraries.
+// probe probes the sources in turn (see chosen) and stops at the first
+// that serves; Info.Note says which API served and why, and Info.Skipped
+// keeps every source's skipped libraries. When none serves, the error and
+// the Info are those of the first that found a library (the first
+// source's, when none did).
 func (b *Backend) probe() error {
-	srcs, err := b.chosen()
+	srcs, why, err := b.chosen()
 	if err != nil {
 		return err
 	}
@@ -174,13 +174,16 @@ func (b *Backend) probe() error {
 		err  error
 	}
 	var failed []result
+	var skipped []string
 	for i, src := range srcs {
 		b.info = device.Info{}
 		err := b.probeSource(src)
+		skipped = append(skipped, b.info.Skipped...)
 		if err == nil {
+			b.info.Skipped = skipped
 			switch {
-			case len(srcs) < len(b.sources):
-				b.info.Note = fmt.Sprintf("%s API, as %s=%s asks", src.Table.API, b.sources[0].Table.EnvAPI, src.Table.API)
+			case why != "":
+				b.info.Note = fmt.Sprintf("%s API, as %s", src.Table.API, why)
 			case i > 0:
 				b.info.Note = fmt.Sprintf("%s API, as the %s API cannot serve: %s", src.Table.API, srcs[0].Table.API,
 					skipReason(b.Name(), failed[0].err))
@@ -194,10 +197,7 @@ func (b *Backend) probe() error {
 		pick = 0
 	}
 	b.info = failed[pick].info
-	b.info.Skipped = nil
-	for _, r := range failed {
-		b.info.Skipped = append(b.info.Skipped, r.info.Skipped...)
-	}
+	b.info.Skipped = skipped
 	if pick == 0 && len(failed) > 1 && errors.Is(failed[0].err, device.ErrNotFound) {
 		// Nothing found anywhere: say everything that was looked for.
 		var also []string
@@ -210,25 +210,34 @@ func (b *Backend) probe() error {
 	return failed[pick].err
 }
 
-// chosen is the sources to probe: the one $EnvAPI names, else all.
-func (b *Backend) chosen() ([]Source, error) {
+// chosen is the sources to probe, and why when not all (for Info.Note):
+// the one $EnvAPI names; else those whose library a variable names (so
+// that a wrong path is reported, not passed over for another API's
+// library); else all.
+func (b *Backend) chosen() (srcs []Source, why string, err error) {
 	env := b.sources[0].Table.EnvAPI
-	v := ""
-	if env != "" {
-		v = os.Getenv(env)
-	}
-	if v == "" {
-		return b.sources, nil
-	}
-	var names []string
-	for _, s := range b.sources {
-		if s.Table.API.String() == v {
-			return []Source{s}, nil
+	if v := os.Getenv(env); env != "" && v != "" {
+		var names []string
+		for _, s := range b.sources {
+			if s.Table.API.String() == v {
+				return []Source{s}, fmt.Sprintf("%s=%s asks", env, v), nil
+			}
+			names = append(names, fmt.Sprintf("%q", s.Table.API.String()))
 		}
-		names = append(names, fmt.Sprintf("%q", s.Table.API.String()))
+		return nil, "", &probeError{msg: fmt.Sprintf("%s: %s=%q: want %s", b.Name(), env, v, strings.Join(names, " or ")),
+			sentinel: device.ErrInvalid}
 	}
-	return nil, &probeError{msg: fmt.Sprintf("%s: %s=%q: want %s", b.Name(), env, v, strings.Join(names, " or ")),
-		sentinel: device.ErrInvalid}
+	var named []string
+	for _, s := range b.sources {
+		if os.Getenv(s.Table.EnvLibrary) != "" {
+			srcs = append(srcs, s)
+			named = append(named, s.Table.EnvLibrary)
+		}
+	}
+	if len(srcs) == 0 || len(srcs) == len(b.sources) {
+		return b.sources, "", nil
+	}
+	return srcs, strings.Join(named, " and ") + " names its library", nil
 }
 
 // probeSource tries the candidates of src that load in turn, newest first,
@@ -297,15 +306,25 @@ func (b *Backend) try(t *Table, lib *ffi.Library) error {
 	if err != nil {
 		return err
 	}
+	var gpus []*gpu
 	for i := range n {
 		g, err := newGPU(r, i)
+		if g != nil {
+			gpus = append(gpus, g)
+		}
 		if err != nil {
-			b.Close()
+			// Give back this library's GPUs; one whose release fails
+			// stays for Close, but is no device of this backend.
+			for _, g := range gpus {
+				if g.close() != nil {
+					b.gpus = append(b.gpus, g)
+				}
+			}
 			return fmt.Errorf("%s: device %d: %w", t.Name, i, err)
 		}
-		b.gpus = append(b.gpus, g)
 	}
-	for _, g := range b.gpus {
+	b.gpus = append(b.gpus, gpus...)
+	for _, g := range gpus {
 		for k := range t.Kinds {
 			d := t.Wrap(&Device{g: g, kind: k})
 			b.info.Devices = append(b.info.Devices, d)

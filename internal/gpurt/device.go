@@ -36,8 +36,9 @@ type gpu struct {
 	stream  uintptr // what a nil device.Stream stands for (see the package doc)
 }
 
-// newGPU opens GPU ordinal and reads what a probe reads of it; on failure
-// it gives back everything it took.
+// newGPU opens GPU ordinal and reads what a probe reads of it. On failure
+// it gives back everything it took, or returns the GPU with the error
+// when that fails too, for the caller to close again.
 func newGPU(r *Runtime, ordinal int) (*gpu, error) {
 	dev, current, err := r.openGPU(ordinal)
 	if err != nil {
@@ -45,7 +46,9 @@ func newGPU(r *Runtime, ordinal int) (*gpu, error) {
 	}
 	g := &gpu{r: r, ordinal: ordinal, dev: dev, current: current, open: true}
 	if err := g.read(); err != nil {
-		r.closeGPU(dev) // the first error is the one to report
+		if g.close() != nil { // the first error is the one to report
+			return g, err
+		}
 		return nil, err
 	}
 	return g, nil
@@ -181,7 +184,9 @@ func (d *Device) Attribute(attr int) int {
 	return 0
 }
 
-// ErrorName is the runtime's name for an error code, e.g. "cudaErrorMemoryAllocation".
+// ErrorName is the runtime's name for an error code, e.g.
+// "cudaErrorMemoryAllocation" ("CUDA_ERROR_OUT_OF_MEMORY" through the
+// driver API).
 func (d *Device) ErrorName(code int) string { return d.g.r.ErrorName(code) }
 
 // DefaultStream is the stream handle a nil device.Stream stands for.

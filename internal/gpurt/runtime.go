@@ -145,7 +145,9 @@ func (r *Runtime) Error(call string, code int) *device.RuntimeError {
 	return &device.RuntimeError{Runtime: r.t.Name, Call: call, Code: code, Message: msg}
 }
 
-// ErrorName is the runtime's name for an error code, e.g. "cudaErrorMemoryAllocation".
+// ErrorName is the runtime's name for an error code, e.g.
+// "cudaErrorMemoryAllocation" ("CUDA_ERROR_OUT_OF_MEMORY" through the
+// driver API).
 func (r *Runtime) ErrorName(code int) string { return r.errorText(GetErrorName, code) }
 
 // on runs f with the goroutine locked to its OS thread and a GPU current on

@@ -47,6 +47,7 @@ static struct {
 	size_t n;
 	unsigned char *host;
 	uintptr_t dev;
+	int cudev; /* the driver API's CUdevice of GPU 0 */
 	void *ctx;
 } b;
 
@@ -104,8 +105,7 @@ EXPORT int copy_baseline_open(const char *lib, int driver, size_t n)
 	for (k = 0; k < n; k++)
 		b.host[k] = (unsigned char)(k * 7 + 1);
 	if (driver) {
-		int d = 0;
-		if ((rc = b.a.init(0)) == 0 && (rc = b.a.get(&d, 0)) == 0 && (rc = b.a.retain(&b.ctx, d)) == 0)
+		if ((rc = b.a.init(0)) == 0 && (rc = b.a.get(&b.cudev, 0)) == 0 && (rc = b.a.retain(&b.ctx, b.cudev)) == 0)
 			rc = b.a.set_context(b.ctx);
 	} else {
 		rc = b.a.set_device(0);
@@ -143,7 +143,7 @@ EXPORT void copy_baseline_close(void)
 			b.a.free_runtime((void *)b.dev);
 	}
 	if (b.ctx)
-		b.a.release(0);
+		b.a.release(b.cudev);
 	free(b.host);
 	if (b.h)
 		dlclose(b.h);

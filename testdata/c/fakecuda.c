@@ -160,6 +160,18 @@ EXPORT CUresult cuDeviceGetCount(int *n)
 	return unlock(CUDA_SUCCESS);
 }
 
+/* A CUdevice is the ordinal on NVIDIA's drivers, but nothing promises it:
+ * the double's differ (DEVICE_BASE + ordinal), so that code passing an
+ * ordinal where cuDeviceGet's handle belongs fails here. ordinal_of is
+ * the ordinal of a handle, or -1. */
+#define DEVICE_BASE 0x100
+
+static int ordinal_of(CUdevice d)
+{
+	int n = d - DEVICE_BASE;
+	return n >= 0 && n < devices() ? n : -1;
+}
+
 EXPORT CUresult cuDeviceGet(CUdevice *d, int ordinal)
 {
 	ENTER_INIT(cuDeviceGet);
@@ -167,36 +179,44 @@ EXPORT CUresult cuDeviceGet(CUdevice *d, int ordinal)
 		return unlock(CUDA_ERROR_INVALID_VALUE);
 	if (ordinal < 0 || ordinal >= devices())
 		return unlock(CUDA_ERROR_INVALID_DEVICE);
-	*d = ordinal; /* a CUdevice is its ordinal */
+	*d = DEVICE_BASE + ordinal;
 	return unlock(CUDA_SUCCESS);
 }
 
 EXPORT CUresult cuDeviceGetName(char *name, int len, CUdevice d)
 {
+	int n;
 	ENTER_INIT(cuDeviceGetName);
+	n = ordinal_of(d);
 	if (!name || len <= 0)
 		return unlock(CUDA_ERROR_INVALID_VALUE);
-	if (d < 0 || d >= devices())
+	if (n < 0)
 		return unlock(CUDA_ERROR_INVALID_DEVICE);
-	snprintf(name, (size_t)len, "Fake CUDA Device %d", d);
+	snprintf(name, (size_t)len, "Fake CUDA Device %d", n);
 	return unlock(CUDA_SUCCESS);
 }
 
 /* CUdevice_attribute numbers are cudaDeviceAttr's: 75, 76, 89. */
 EXPORT CUresult cuDeviceGetAttribute(int *v, int attrib, CUdevice d)
 {
+	int n;
 	ENTER_INIT(cuDeviceGetAttribute);
-	return unlock(device_attribute(v, attrib, d));
+	n = ordinal_of(d);
+	if (n < 0)
+		return unlock(CUDA_ERROR_INVALID_DEVICE);
+	return unlock(device_attribute(v, attrib, n));
 }
 
 /* ---- primary contexts ---- */
 
-EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *pc, CUdevice d)
+EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *pc, CUdevice handle)
 {
+	int d;
 	ENTER_INIT(cuDevicePrimaryCtxRetain);
+	d = ordinal_of(handle);
 	if (!pc)
 		return unlock(CUDA_ERROR_INVALID_VALUE);
-	if (d < 0 || d >= devices())
+	if (d < 0)
 		return unlock(CUDA_ERROR_INVALID_DEVICE);
 	pctxs[d].dev = d;
 	pctxs[d].retains++;
@@ -204,10 +224,12 @@ EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *pc, CUdevice d)
 	return unlock(CUDA_SUCCESS);
 }
 
-EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice d)
+EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice handle)
 {
+	int d;
 	ENTER_INIT(cuDevicePrimaryCtxRelease_v2);
-	if (d < 0 || d >= devices())
+	d = ordinal_of(handle);
+	if (d < 0)
 		return unlock(CUDA_ERROR_INVALID_DEVICE);
 	if (pctxs[d].retains == 0)
 		return unlock(CUDA_ERROR_INVALID_CONTEXT);

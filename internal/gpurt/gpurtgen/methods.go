@@ -16,11 +16,13 @@ type target struct {
 	Host    string // the kinds of memory that are host-accessible
 	Suffix  string // what Name adds to the GPU's name for them
 	Managed string // what HostAccessible's doc adds on managed memory
+	Errors  string // what ErrorName's doc adds on another API's names
 }
 
 var targets = map[string]target{
 	"cuda": {Pkg: "cuda", Props: "cudaDeviceProp", Example: "cuda_host:0",
 		Host: "pinned host and managed memory", Suffix: `" (pinned host memory)" or " (managed memory)"`,
+		Errors:  ` Through the driver API it is the driver's name (cuGetErrorName), e.g. "CUDA_ERROR_NO_DEVICE": its codes are the runtime's for the same conditions.`,
 		Managed: " Managed memory is host-accessible only on a GPU whose cudaDevAttrConcurrentManagedAccess (read once at probe) is 1: where it is 0 (every GPU on Windows and WSL, GPUs before Pascal) the host must not touch managed memory while the GPU is busy, even after an array's event, so HostAccessible is false and importers read such memory through copies (CopyToHost)."},
 	"hip": {Pkg: "hip", Props: "hipDeviceProp_t", Example: "rocm_host:0",
 		Host: "pinned host memory", Suffix: `" (pinned host memory)"`},
@@ -76,7 +78,7 @@ var methods = []method{
 	{"DefaultStream", "", "", "uintptr",
 		`DefaultStream is the {{.Pkg}}Stream_t that a nil device.Stream stands for: a non-blocking stream of the GPU made at probe, shared by the Devices of all its kinds of memory (it is not the legacy default stream, 0).`},
 	{"ErrorName", "code int", "code", "string",
-		`ErrorName is the runtime's name for an error code ({{.Pkg}}GetErrorName), e.g. "{{.Pkg}}ErrorNoDevice" for 100: the Code of a *device.RuntimeError from this Device.`},
+		`ErrorName is the runtime's name for an error code ({{.Pkg}}GetErrorName), e.g. "{{.Pkg}}ErrorNoDevice" for 100: the Code of a *device.RuntimeError from this Device.{{.Errors}}`},
 }
 
 // notWrapped are the exported methods of *gpurt.Device that no runtime

@@ -224,11 +224,15 @@ func (f *Fake) setDevice(n int) {
 		}
 		return
 	}
-	slot := cmem(f.t, 8)
-	if rc := f.code(gpurt.PrimaryCtxRetain, uintptr(slot), uintptr(n)); rc != 0 {
+	dev, slot := cmem(f.t, 8), cmem(f.t, 8)
+	if rc := f.code(gpurt.DeviceGet, uintptr(dev), uintptr(n)); rc != 0 {
+		f.t.Fatalf("GPU %d's CUdevice: %d", n, rc)
+	}
+	cudev := uintptr(*(*int32)(dev))
+	if rc := f.code(gpurt.PrimaryCtxRetain, uintptr(slot), cudev); rc != 0 {
 		f.t.Fatalf("retaining GPU %d's context: %d", n, rc)
 	}
-	defer f.code(gpurt.PrimaryCtxRelease, uintptr(n))
+	defer f.code(gpurt.PrimaryCtxRelease, cudev)
 	if rc := f.code(gpurt.SetDevice, *(*uintptr)(slot)); rc != 0 {
 		f.t.Fatalf("making GPU %d's context current: %d", n, rc)
 	}

@@ -2,7 +2,6 @@ package gpurttest
 
 import (
 	"os"
-	"strings"
 	"testing"
 
 	"github.com/purearrow/cdevice/internal/ctest"
@@ -44,13 +43,23 @@ func UseCUDADouble(t testing.TB) ProcessDouble {
 }
 
 // Call is the name of the backend's call for the runtime's function name:
-// cuStreamSynchronize for cudaStreamSynchronize under the driver API
-// (for the functions whose driver name is the runtime's with cu for cuda).
+// cuStreamSynchronize for cudaStreamSynchronize under the driver API. It
+// knows the calls the tests count, and panics for another.
 func (d ProcessDouble) Call(name string) string {
-	if d.Driver {
-		return "cu" + strings.TrimPrefix(name, "cuda")
+	if !d.Driver {
+		return name
 	}
-	return name
+	driverName, ok := map[string]string{
+		"cudaStreamSynchronize": "cuStreamSynchronize",
+		"cudaStreamWaitEvent":   "cuStreamWaitEvent",
+		"cudaEventSynchronize":  "cuEventSynchronize",
+		"cudaEventQuery":        "cuEventQuery",
+		"cudaEventRecord":       "cuEventRecord",
+	}[name]
+	if !ok {
+		panic("gpurttest: no driver API name known for " + name)
+	}
+	return driverName
 }
 
 // RunThroughDriverAPI runs this test binary again with
