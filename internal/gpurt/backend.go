@@ -320,7 +320,7 @@ func (b *Backend) try(t *Table, lib *ffi.Library) error {
 					b.gpus = append(b.gpus, g)
 				}
 			}
-			return fmt.Errorf("%s: device %d: %w", t.Name, i, err)
+			return fmt.Errorf("%w, on device %d", err, i) // err names the runtime
 		}
 	}
 	b.gpus = append(b.gpus, gpus...)
