@@ -18,6 +18,11 @@ func TestDriverAPIOnly(t *testing.T) {
 		"FAKE_CUDA_DEVICES=1", "CDEVICE_OPENCL_LIBRARY=/nonexistent"}
 	devs := availableDevices(t, env...)
 	want := []string{"cuda:0", "cuda_host:0", "cuda_managed:0"}
+	for _, b := range runJSON(t, env...).Backends {
+		if b.Name == "cuda" && (b.Version != "driver API 12.9" || !strings.HasPrefix(b.Note, "driver API, as the runtime API cannot serve")) {
+			t.Errorf("cuda in --json: version %q, note %q", b.Version, b.Note)
+		}
+	}
 	for _, d := range want {
 		if !slices.Contains(devs, d) {
 			t.Fatalf("devices %v lack %s", devs, d)

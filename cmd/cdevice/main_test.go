@@ -79,6 +79,8 @@ type report struct {
 		Name      string `json:"name"`
 		Available bool   `json:"available"`
 		Reason    string `json:"reason"`
+		Version   string `json:"version"`
+		Note      string `json:"note"`
 		Devices   []struct {
 			Type string `json:"type"`
 			ID   int64  `json:"id"`
