@@ -510,7 +510,7 @@ func TestProduceToCConsumer(t *testing.T) {
 				defer cancel()
 				c := acNewConsumer(t, chunk, -1, workers)
 				made := 0
-				if err := async.Produce(ctx, acSchema, abi.DeviceCPU, asBatches(acSource(ctx, batches, rows, &made)), c.handler(), acMD(batches)); err != nil {
+				if err := async.Produce(ctx, acSchema, abi.DeviceCPU, async.Batches(acSource(ctx, batches, rows, &made)), c.handler(), acMD(batches)); err != nil {
 					t.Errorf("Produce: %v", err)
 				}
 				c.wait()
@@ -547,7 +547,7 @@ func TestProduceToCConsumerCancel(t *testing.T) {
 				defer cancel()
 				c := acNewConsumer(t, chunk, k, workers)
 				made := 0
-				if err := async.Produce(ctx, acSchema, abi.DeviceCPU, asBatches(acSource(ctx, batches, rows, &made)), c.handler()); err != nil {
+				if err := async.Produce(ctx, acSchema, abi.DeviceCPU, async.Batches(acSource(ctx, batches, rows, &made)), c.handler()); err != nil {
 					t.Errorf("Produce after the consumer cancelled: %v, want nil", err)
 				}
 				c.wait()
@@ -589,7 +589,7 @@ func TestProduceToCConsumerRefuses(t *testing.T) {
 				defer cancel()
 				cc := acNewConsumer(t, 2, -1, workers)
 				c.setup(cc)
-				err := async.Produce(ctx, acSchema, abi.DeviceCPU, asBatches(acSource(ctx, batches, rows, nil)), cc.handler())
+				err := async.Produce(ctx, acSchema, abi.DeviceCPU, async.Batches(acSource(ctx, batches, rows, nil)), cc.handler())
 				var ce *async.ConsumerError
 				if !errors.Is(err, async.ErrConsumer) || !errors.As(err, &ce) {
 					t.Fatalf("Produce: %v (%T), want a *ConsumerError wrapping ErrConsumer", err, err)
@@ -621,7 +621,7 @@ func TestProduceToCConsumerBadRequest(t *testing.T) {
 			c := acNewConsumer(t, 4, -1, workers)
 			acFn(t, "as_consumer_request_bad")(c.c)
 			made := 0
-			err := async.Produce(ctx, acSchema, abi.DeviceCPU, asBatches(acSource(ctx, 10, 3, &made)), c.handler())
+			err := async.Produce(ctx, acSchema, abi.DeviceCPU, async.Batches(acSource(ctx, 10, 3, &made)), c.handler())
 			if err == nil {
 				t.Error("Produce returned nil after request(0)")
 			}
@@ -670,7 +670,7 @@ func TestProduceToLateConsumer(t *testing.T) {
 						i64 := func(name string) int64 { return acI64(t, name, c) }
 						ctx, cancel := context.WithTimeout(context.Background(), acTimeout)
 						hc := (*abi.AsyncDeviceStreamHandler)(abi.Pointer(acFn(t, "as_late_handler")(c)))
-						err := async.Produce(ctx, acSchema, abi.DeviceCPU, asBatches(acSource(ctx, batches, rows, nil)), hc)
+						err := async.Produce(ctx, acSchema, abi.DeviceCPU, async.Batches(acSource(ctx, batches, rows, nil)), hc)
 						cancel()
 						if err != nil {
 							t.Errorf("Produce: %v", err)

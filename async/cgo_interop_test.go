@@ -127,43 +127,62 @@ func TestInteropProduceToArrowGoHandler(t *testing.T) {
 		errc := make(chan error, 1)
 		go func() { errc <- async.ProduceReader(ctx, rdr, device.CPU, hc, acMD(batches)) }()
 
-		var s cdata.AsyncRecordBatchStream
-		select {
-		case s = <-ch:
-		case <-ctx.Done():
-			t.Fatal("arrow-go's handler never got the schema")
-		}
-		if s.Err != nil {
-			t.Fatalf("arrow-go's handler: %v", s.Err)
-		}
+		s := arrowGoStream(t, ctx, ch)
 		if !s.Schema.Equal(acSchema) {
 			t.Errorf("schema:\nwant %s\ngot  %s", acSchema, s.Schema)
 		}
 		if v, ok := s.AdditionalMetadata.GetValue("total_batches"); !ok || v != strconv.Itoa(batches) {
 			t.Errorf("additional metadata %v, want total_batches=%d", s.AdditionalMetadata, batches)
 		}
-		n := 0
-		for msg := range s.Stream { // closed once arrow-go's task goroutine is done
-			if msg.Err != nil {
-				t.Errorf("after %d batches: %v", n, msg.Err)
-				continue
-			}
-			interopCheck(t, n, msg.Record)
-			msg.Record.Release()
-			n++
-		}
-		if n != batches {
-			t.Errorf("%d batches, want %d", n, batches)
-		}
-		select {
-		case err := <-errc:
-			if err != nil {
-				t.Errorf("ProduceReader: %v", err)
-			}
-		case <-ctx.Done():
-			t.Fatal("ProduceReader did not return")
-		}
+		drainArrowGo(t, ctx, s, errc, batches, nil)
 	})
+}
+
+// arrowGoStream is what arrow-go's handler hands over first: the schema.
+func arrowGoStream(t *testing.T, ctx context.Context, ch <-chan cdata.AsyncRecordBatchStream) cdata.AsyncRecordBatchStream {
+	t.Helper()
+	var s cdata.AsyncRecordBatchStream
+	select {
+	case s = <-ch:
+	case <-ctx.Done():
+		t.Fatal("arrow-go's handler never got the schema")
+	}
+	if s.Err != nil {
+		t.Fatalf("arrow-go's handler: %v", s.Err)
+	}
+	return s
+}
+
+// drainArrowGo reads s's batches to the end (closed once arrow-go's task
+// goroutine is done), checks each against acBatch and with each when not
+// nil, then waits for our producer's return on errc.
+func drainArrowGo(t *testing.T, ctx context.Context, s cdata.AsyncRecordBatchStream, errc <-chan error, batches int,
+	each func(n int, msg cdata.RecordMessage)) {
+	t.Helper()
+	n := 0
+	for msg := range s.Stream {
+		if msg.Err != nil {
+			t.Errorf("after %d batches: %v", n, msg.Err)
+			continue
+		}
+		if each != nil {
+			each(n, msg)
+		}
+		interopCheck(t, n, msg.Record)
+		msg.Record.Release()
+		n++
+	}
+	if n != batches {
+		t.Errorf("%d batches, want %d", n, batches)
+	}
+	select {
+	case err := <-errc:
+		if err != nil {
+			t.Errorf("producer: %v", err)
+		}
+	case <-ctx.Done():
+		t.Fatal("the producer did not return")
+	}
 }
 
 // TestInteropTaskMetadataToArrowGoHandler: each batch's Metadata, which
@@ -174,53 +193,14 @@ func TestInteropTaskMetadataToArrowGoHandler(t *testing.T) {
 		hc := cdevice.New[abi.AsyncDeviceStreamHandler]()
 		defer cdevice.Free(hc)
 		ch := cdata.CreateAsyncDeviceStreamHandler(ctx, uint64(depth), (*cdata.CArrowAsyncDeviceStreamHandler)(unsafe.Pointer(hc)))
-		src := func(yield func(async.Batch, error) bool) {
-			for b := range batches {
-				rec := acBatch(b, interopRows)
-				db, err := cdevice.CopyRecordBatchToDevice(ctx, rec, device.CPU)
-				rec.Release()
-				md := arrow.NewMetadata([]string{"batch"}, []string{strconv.Itoa(b)})
-				if !yield(async.Batch{DeviceRecordBatch: db, Metadata: md}, err) || err != nil {
-					return
-				}
-			}
-		}
+		src := withTaskMetadata(acSource(ctx, batches, interopRows, nil), batchMD)
 		errc := make(chan error, 1)
 		go func() { errc <- async.Produce(ctx, acSchema, abi.DeviceCPU, src, hc) }()
-
-		var s cdata.AsyncRecordBatchStream
-		select {
-		case s = <-ch:
-		case <-ctx.Done():
-			t.Fatal("arrow-go's handler never got the schema")
-		}
-		if s.Err != nil {
-			t.Fatalf("arrow-go's handler: %v", s.Err)
-		}
-		n := 0
-		for msg := range s.Stream {
-			if msg.Err != nil {
-				t.Errorf("after %d batches: %v", n, msg.Err)
-				continue
-			}
+		drainArrowGo(t, ctx, arrowGoStream(t, ctx, ch), errc, batches, func(n int, msg cdata.RecordMessage) {
 			if v, ok := msg.AdditionalMetadata.GetValue("batch"); !ok || v != strconv.Itoa(n) {
 				t.Errorf("batch %d: task metadata %v, want batch=%d", n, msg.AdditionalMetadata, n)
 			}
-			interopCheck(t, n, msg.Record)
-			msg.Record.Release()
-			n++
-		}
-		if n != batches {
-			t.Errorf("%d batches, want %d", n, batches)
-		}
-		select {
-		case err := <-errc:
-			if err != nil {
-				t.Errorf("Produce: %v", err)
-			}
-		case <-ctx.Done():
-			t.Fatal("Produce did not return")
-		}
+		})
 	})
 }
 
@@ -280,7 +260,7 @@ func interopArrowGoProducer(t *testing.T, ctx context.Context, depth, batches in
 		defer close(msgs)
 		for b := range batches {
 			rec := acBatch(b, interopRows)
-			md := arrow.NewMetadata([]string{"batch"}, []string{strconv.Itoa(b)})
+			md := batchMD(b)
 			select {
 			case msgs <- cdata.RecordMessage{Record: rec, AdditionalMetadata: md}:
 			case <-ctx.Done():

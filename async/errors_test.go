@@ -72,7 +72,7 @@ func hostile(t *testing.T, mode int) error {
 	h := (*abi.AsyncDeviceStreamHandler)(abi.Pointer(hxFn(t, "hx_handler_struct")(x)))
 	ctx, cancel := context.WithTimeout(context.Background(), acTimeout)
 	defer cancel()
-	return async.Produce(ctx, acSchema, abi.DeviceCPU, asBatches(acSource(ctx, 6, 5, nil)), h)
+	return async.Produce(ctx, acSchema, abi.DeviceCPU, async.Batches(acSource(ctx, 6, 5, nil)), h)
 }
 
 // TestErrorPaths drives every exported function of the package into
@@ -153,7 +153,7 @@ func TestErrorPaths(t *testing.T) {
 		}),
 		// Produce, driving a Handler or hostile.c's C handler.
 		testsupport.Case("Produce/nil handler", cdevice.ErrInvalid, func(t *testing.T) error {
-			return async.Produce(context.Background(), acSchema, abi.DeviceCPU, asBatches(acSource(context.Background(), 1, 1, nil)), nil)
+			return async.Produce(context.Background(), acSchema, abi.DeviceCPU, async.Batches(acSource(context.Background(), 1, 1, nil)), nil)
 		}),
 		testsupport.Case("Produce/nil schema", cdevice.ErrInvalid, func(t *testing.T) error {
 			produced, read := goPair(t, func(ctx context.Context, h *abi.AsyncDeviceStreamHandler) error {
@@ -165,7 +165,7 @@ func TestErrorPaths(t *testing.T) {
 		testsupport.Case("Produce/unsupported type", cdevice.ErrUnsupported, func(t *testing.T) error {
 			sc := arrow.NewSchema([]arrow.Field{{Name: "x", Type: &unknownType{}}}, nil)
 			produced, read := goPair(t, func(ctx context.Context, h *abi.AsyncDeviceStreamHandler) error {
-				return async.Produce(ctx, sc, abi.DeviceCPU, asBatches(acSource(ctx, 1, 1, nil)), h)
+				return async.Produce(ctx, sc, abi.DeviceCPU, async.Batches(acSource(ctx, 1, 1, nil)), h)
 			})
 			testsupport.WantError(t, "the handler's side", read, cdevice.ErrProducer)
 			return produced
@@ -181,7 +181,7 @@ func TestErrorPaths(t *testing.T) {
 		}),
 		testsupport.Case("Produce/canceled", context.Canceled, func(t *testing.T) error {
 			produced, read := goPair(t, func(ctx context.Context, h *abi.AsyncDeviceStreamHandler) error {
-				return async.Produce(testsupport.CanceledContext(), acSchema, abi.DeviceCPU, asBatches(acSource(ctx, 2, 2, nil)), h)
+				return async.Produce(testsupport.CanceledContext(), acSchema, abi.DeviceCPU, async.Batches(acSource(ctx, 2, 2, nil)), h)
 			})
 			testsupport.WantError(t, "the handler's side", read, cdevice.ErrProducer)
 			return produced

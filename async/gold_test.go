@@ -7,6 +7,7 @@ import (
 	"io"
 	"iter"
 	"runtime"
+	"strconv"
 	"testing"
 	"time"
 
@@ -46,27 +47,31 @@ func copiedBatches(ctx context.Context, recs []arrow.RecordBatch, dev device.Dev
 	}
 }
 
-// asBatches is a Produce source of seq's batches, without task metadata
-// (nil for a nil seq).
-func asBatches(seq iter.Seq2[*cdevice.DeviceRecordBatch, error]) iter.Seq2[async.Batch, error] {
-	if seq == nil {
-		return nil
-	}
+// batchMD is the task metadata {"batch": "<n>"}.
+func batchMD(n int) arrow.Metadata {
+	return arrow.NewMetadata([]string{"batch"}, []string{strconv.Itoa(n)})
+}
+
+// withTaskMetadata is a Produce source of seq's batches, batch n with task
+// metadata md(n).
+func withTaskMetadata(seq iter.Seq2[*cdevice.DeviceRecordBatch, error], md func(n int) arrow.Metadata) iter.Seq2[async.Batch, error] {
 	return func(yield func(async.Batch, error) bool) {
-		for b, err := range seq {
-			if !yield(async.Batch{DeviceRecordBatch: b}, err) {
+		n := 0
+		for db, err := range seq {
+			if !yield(async.Batch{DeviceRecordBatch: db, Metadata: md(n)}, err) {
 				return
 			}
+			n++
 		}
 	}
 }
 
-// startProduce runs Produce on its own goroutine over asBatches(batches);
+// startProduce runs Produce on its own goroutine over async.Batches(batches);
 // its result arrives on the returned channel.
 func startProduce(ctx context.Context, sc *arrow.Schema, batches iter.Seq2[*cdevice.DeviceRecordBatch, error],
 	h *abi.AsyncDeviceStreamHandler, opts ...async.ProduceOption) <-chan error {
 	errc := make(chan error, 1)
-	go func() { errc <- async.Produce(ctx, sc, abi.DeviceCPU, asBatches(batches), h, opts...) }()
+	go func() { errc <- async.Produce(ctx, sc, abi.DeviceCPU, async.Batches(batches), h, opts...) }()
 	return errc
 }
 
@@ -308,16 +313,7 @@ func TestAsyncTaskMetadata(t *testing.T) {
 			t.Cleanup(noLeaksAfter(t))
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			src := func(yield func(async.Batch, error) bool) {
-				for b := range batches {
-					rec := acBatch(b, rows)
-					db, err := cdevice.CopyRecordBatchToDevice(ctx, rec, device.CPU)
-					rec.Release()
-					if !yield(async.Batch{DeviceRecordBatch: db, Metadata: mds[b%len(mds)]}, err) || err != nil {
-						return
-					}
-				}
-			}
+			src := withTaskMetadata(acSource(ctx, batches, rows, nil), func(n int) arrow.Metadata { return mds[n%len(mds)] })
 			h, err := async.NewHandler(async.WithQueueDepth(depth))
 			if err != nil {
 				t.Fatal(err)
@@ -446,17 +442,7 @@ func TestHandlerNextHost(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	const batches, rows = 5, 4
-	src := func(yield func(async.Batch, error) bool) {
-		for b := range batches {
-			rec := acBatch(b, rows)
-			db, err := cdevice.CopyRecordBatchToDevice(ctx, rec, device.CPU)
-			rec.Release()
-			md := arrow.NewMetadata([]string{"batch"}, []string{fmt.Sprint(b)})
-			if !yield(async.Batch{DeviceRecordBatch: db, Metadata: md}, err) || err != nil {
-				return
-			}
-		}
-	}
+	src := withTaskMetadata(acSource(ctx, batches, rows, nil), batchMD)
 	h, err := async.NewHandler(async.WithQueueDepth(2))
 	if err != nil {
 		t.Fatal(err)

@@ -77,7 +77,7 @@ func TestHostileHandler(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), acTimeout)
 			defer cancel()
 			made := 0
-			err := async.Produce(ctx, acSchema, abi.DeviceCPU, asBatches(acSource(ctx, batches, rows, &made)), h)
+			err := async.Produce(ctx, acSchema, abi.DeviceCPU, async.Batches(acSource(ctx, batches, rows, &made)), h)
 			if c.callback == "" {
 				if err != nil {
 					t.Errorf("Produce: %v, want nil", err)

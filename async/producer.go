@@ -362,11 +362,16 @@ func ProduceReader(ctx context.Context, rdr array.RecordReader, dev device.Devic
 	if rdr == nil || dev == nil {
 		return Produce(ctx, nil, abi.DeviceCPU, nil, h, opts...)
 	}
-	return Produce(ctx, rdr.Schema(), dev.Type(), batchesOf(cdevice.CopyReaderToDevice(ctx, rdr, dev)), h, opts...)
+	return Produce(ctx, rdr.Schema(), dev.Type(), Batches(cdevice.CopyReaderToDevice(ctx, rdr, dev)), h, opts...)
 }
 
-// batchesOf yields the batches of seq without task metadata.
-func batchesOf(seq iter.Seq2[*cdevice.DeviceRecordBatch, error]) iter.Seq2[Batch, error] {
+// Batches is a Produce source of seq's device record batches (such as
+// cdevice.CopyReaderToDevice yields), without task metadata; nil for a nil
+// seq.
+func Batches(seq iter.Seq2[*cdevice.DeviceRecordBatch, error]) iter.Seq2[Batch, error] {
+	if seq == nil {
+		return nil
+	}
 	return func(yield func(Batch, error) bool) {
 		for b, err := range seq {
 			if !yield(Batch{DeviceRecordBatch: b}, err) {

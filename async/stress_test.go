@@ -153,7 +153,7 @@ func runPair(dbs []*cdevice.DeviceRecordBatch, p stressPlan, delivered *atomic.I
 		return fmt.Errorf("NewHandler: %w", err)
 	}
 	errc := make(chan error, 1)
-	go func() { errc <- async.Produce(pctx, stressSchema, device.CPU.Type(), asBatches(src), h.C()) }()
+	go func() { errc <- async.Produce(pctx, stressSchema, device.CPU.Type(), async.Batches(src), h.C()) }()
 
 	closed := false
 	closeNow := func() error {
@@ -462,7 +462,7 @@ func TestProduceStopsWhenContextDone(t *testing.T) {
 		t.Fatal(err)
 	}
 	errc := make(chan error, 1)
-	go func() { errc <- async.Produce(pctx, stressSchema, device.CPU.Type(), asBatches(endless), h.C()) }()
+	go func() { errc <- async.Produce(pctx, stressSchema, device.CPU.Type(), async.Batches(endless), h.C()) }()
 	n := 0
 	var nerr error
 	for {

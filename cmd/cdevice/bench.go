@@ -401,24 +401,6 @@ func repeated(db *cdevice.DeviceRecordBatch) iter.Seq2[*cdevice.DeviceRecordBatc
 	}
 }
 
-// asyncBatches is an async.Produce source of seq's batches; numbered, each
-// carries task metadata {"batch": "<n>"}, n counting from 0.
-func asyncBatches(seq iter.Seq2[*cdevice.DeviceRecordBatch, error], numbered bool) iter.Seq2[async.Batch, error] {
-	return func(yield func(async.Batch, error) bool) {
-		n := 0
-		for db, err := range seq {
-			b := async.Batch{DeviceRecordBatch: db}
-			if numbered {
-				b.Metadata = arrow.NewMetadata([]string{"batch"}, []string{strconv.Itoa(n)})
-			}
-			n++
-			if !yield(b, err) {
-				return
-			}
-		}
-	}
-}
-
 // deviceStreamOnce sends rec, copied to dev once, benchBatches times
 // through an ArrowDeviceArrayStream.
 func deviceStreamOnce(ctx context.Context, rec arrow.RecordBatch, dev device.Device) error {
@@ -456,7 +438,7 @@ func asyncOnce(ctx context.Context, rec arrow.RecordBatch, dev device.Device) er
 	defer cancel()
 	produced := make(chan error, 1)
 	go func() {
-		produced <- async.Produce(pctx, rec.Schema(), dev.Type(), asyncBatches(repeated(db), false), h.C())
+		produced <- async.Produce(pctx, rec.Schema(), dev.Type(), async.Batches(repeated(db)), h.C())
 	}()
 	if readErr := drain(h.All(ctx)); readErr != nil {
 		cancel()

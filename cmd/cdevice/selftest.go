@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"os"
 	"runtime/debug"
 	"strconv"
@@ -395,6 +396,20 @@ func viaDeviceStream(ctx context.Context, dev device.Device, want []arrow.Record
 	return nil
 }
 
+// numbered is an async.Produce source of seq's batches, each with task
+// metadata {"batch": "<n>"}, n counting from 0.
+func numbered(seq iter.Seq2[*cdevice.DeviceRecordBatch, error]) iter.Seq2[async.Batch, error] {
+	return func(yield func(async.Batch, error) bool) {
+		n := 0
+		for db, err := range seq {
+			if !yield(async.Batch{DeviceRecordBatch: db, Metadata: arrow.NewMetadata([]string{"batch"}, []string{strconv.Itoa(n)})}, err) {
+				return
+			}
+			n++
+		}
+	}
+}
+
 // viaAsync: drive an async handler with async.Produce from the batches
 // copied to dev, and copy what the handler receives back to the host.
 func viaAsync(ctx context.Context, dev device.Device, want []arrow.RecordBatch) (err error) {
@@ -413,7 +428,7 @@ func viaAsync(ctx context.Context, dev device.Device, want []arrow.RecordBatch) 
 	md := arrow.NewMetadata([]string{"batches"}, []string{strconv.Itoa(len(want))})
 	produced := make(chan error, 1)
 	go func() {
-		produced <- async.Produce(pctx, sc, dev.Type(), asyncBatches(cdevice.CopyReaderToDevice(pctx, rdr, dev), true), h.C(),
+		produced <- async.Produce(pctx, sc, dev.Type(), numbered(cdevice.CopyReaderToDevice(pctx, rdr, dev)), h.C(),
 			async.WithAdditionalMetadata(md))
 	}()
 	finished := false
