@@ -56,6 +56,13 @@ static int initialized(void)
 	return drv_init ? 0 : CUDA_ERROR_NOT_INITIALIZED;
 }
 
+/* ctx_held: a primary context that exists, retained through the driver API
+ * or in use by the runtime. */
+static int ctx_held(const struct pctx *c)
+{
+	return c->retains > 0 || c->rt_active;
+}
+
 /* drv_context checks what a call on a context checks, and makes the
  * context's device the one the cores see. A context released to no
  * retains (and not held by the runtime) is gone. */
@@ -65,7 +72,7 @@ static int drv_context(void)
 	if (!drv_init)
 		return CUDA_ERROR_NOT_INITIALIZED;
 	c = current_ctx();
-	if (!c || (c->retains == 0 && !c->rt_active) || c->dev >= devices())
+	if (!c || !ctx_held(c) || c->dev >= devices())
 		return CUDA_ERROR_INVALID_CONTEXT;
 	cur_dev = c->dev;
 	return 0;
@@ -250,7 +257,7 @@ EXPORT CUresult cuCtxSetCurrent(CUcontext c)
 	}
 	for (i = 0; i < devices() && c != &pctxs[i]; i++)
 		;
-	if (i == devices() || (c->retains == 0 && !c->rt_active))
+	if (i == devices() || !ctx_held(c))
 		return unlock(CUDA_ERROR_INVALID_CONTEXT);
 	set_current_ctx(c);
 	cur_dev = c->dev;
