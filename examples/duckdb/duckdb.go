@@ -379,9 +379,7 @@ func (d *DB) executeRaw(sql string, s *abi.ArrayStream) (done func(), err error)
 	}
 	if err := d.call("AdbcStatementExecuteQuery", drvStatementExecuteQuery, e,
 		uintptr(unsafe.Pointer(st)), uintptr(unsafe.Pointer(s)), 0); err != nil {
-		if !s.Released() {
-			cdevice.ReleaseArrayStream(s)
-		}
+		cdevice.ReleaseArrayStream(s)
 		d.releaseStatement(st)
 		return nil, err
 	}
@@ -426,9 +424,7 @@ func (d *DB) Ingest(table string, rdr array.RecordReader) error {
 	}
 	if err := d.call("AdbcStatementBindStream", drvStatementBindStream, e,
 		uintptr(unsafe.Pointer(st)), uintptr(unsafe.Pointer(s))); err != nil {
-		if !s.Released() {
-			cdevice.ReleaseArrayStream(s)
-		}
+		cdevice.ReleaseArrayStream(s)
 		return err
 	}
 	return d.call("AdbcStatementExecuteQuery", drvStatementExecuteQuery, e, uintptr(unsafe.Pointer(st)), 0, 0)
@@ -515,9 +511,7 @@ func (c *Conn) Scan(name string, rdr array.RecordReader) (release func(), err er
 		return nil, fmt.Errorf("duckdb: exporting the input: %w", err)
 	}
 	release = func() {
-		if !s.Released() {
-			cdevice.ReleaseArrayStream(s)
-		}
+		cdevice.ReleaseArrayStream(s)
 		cdevice.Free(s)
 	}
 	if c.lib.arrowScan(*(*uintptr)(c.conn), name, s) != 0 {

@@ -32,6 +32,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"iter"
 	"os"
 	"strings"
 	"text/tabwriter"
@@ -108,49 +109,37 @@ func runSQL(lib *Lib, sql string, onDevice bool, stdout, stderr io.Writer) error
 		return err
 	}
 	defer rows.Release()
-	var rdr array.RecordReader = rows
-	if onDevice {
-		dev, why, err := loader.Default(context.Background())
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(stderr, "device: %s (%s)\n", dev.Name(), why)
-		ds := cdevice.New[abi.DeviceArrayStream]()
-		defer cdevice.Free(ds)
-		if err := stream.ExportReaderToDevice(context.Background(), rows, dev, ds); err != nil {
-			return err
-		}
-		dr, err := stream.ImportDeviceStream(ds)
-		if err != nil {
-			return err
-		}
-		defer dr.Release()
-		return printHost(stdout, dr)
+	if !onDevice {
+		return printRecords(stdout, rows.Schema(), rows.All(context.Background()))
 	}
-	return printReader(stdout, rdr)
+	dev, why, err := loader.Default(context.Background())
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "device: %s (%s)\n", dev.Name(), why)
+	ds := cdevice.New[abi.DeviceArrayStream]()
+	defer cdevice.Free(ds)
+	if err := stream.ExportReaderToDevice(context.Background(), rows, dev, ds); err != nil {
+		return err
+	}
+	dr, err := stream.ImportDeviceStream(ds)
+	if err != nil {
+		return err
+	}
+	defer dr.Release()
+	return printRecords(stdout, dr.Schema(), dr.HostRecords(context.Background()))
 }
 
-// printHost prints a device stream's batches, brought to the host.
-func printHost(w io.Writer, dr *stream.DeviceReader) error {
+// printRecords prints a table: the schema's header, then every batch of
+// recs.
+func printRecords(w io.Writer, sc *arrow.Schema, recs iter.Seq2[arrow.RecordBatch, error]) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	header(tw, dr.Schema())
-	for rec, err := range dr.HostRecords(context.Background()) {
+	header(tw, sc)
+	for rec, err := range recs {
 		if err != nil {
 			return err
 		}
 		body(tw, rec)
-	}
-	return tw.Flush()
-}
-
-func printReader(w io.Writer, r array.RecordReader) error {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	header(tw, r.Schema())
-	for r.Next() {
-		body(tw, r.RecordBatch())
-	}
-	if err := r.Err(); err != nil {
-		return err
 	}
 	return tw.Flush()
 }

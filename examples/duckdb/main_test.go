@@ -72,18 +72,15 @@ func queryRow(t testing.TB, db *DB, sql string) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer r.Release()
+	_, recs := collect(t, r)
+	defer releaseAll(recs)
 	var out []string
-	for r.Next() {
-		rec := r.RecordBatch()
+	for _, rec := range recs {
 		for i := 0; i < int(rec.NumRows()); i++ {
 			for _, c := range rec.Columns() {
 				out = append(out, strings.Clone(c.ValueStr(i))) // ValueStr aliases DuckDB's buffer
 			}
 		}
-	}
-	if err := r.Err(); err != nil {
-		t.Fatal(err)
 	}
 	return out
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"io"
-	"net"
 	"sync/atomic"
 	"testing"
 
@@ -13,7 +12,6 @@ import (
 	"github.com/purearrow/cdevice"
 	"github.com/purearrow/cdevice/abi"
 	"github.com/purearrow/cdevice/device"
-	"google.golang.org/grpc"
 )
 
 // The benchmarks move a 256 MiB stream (256 batches of one 1 MiB int64
@@ -28,45 +26,13 @@ const (
 	benchBatch   = 1 << 20
 )
 
-func benchServe(b *testing.B, srv flight.FlightServer) flight.Client {
-	b.Helper()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	gs := grpc.NewServer()
-	flight.RegisterFlightServiceServer(gs, srv)
-	go func() { _ = gs.Serve(lis) }() // ends with Stop
-	c, err := dial(lis.Addr().String())
-	if err != nil {
-		gs.Stop()
-		b.Fatal(err)
-	}
-	b.Cleanup(func() {
-		c.Close()
-		gs.Stop()
-	})
-	return c
-}
-
-func benchRecs() (*arrow.Schema, []arrow.RecordBatch) {
-	rb := genBatch(benchBatch)
-	recs := make([]arrow.RecordBatch, benchBatches)
-	for i := range recs {
-		rb.Retain()
-		recs[i] = rb
-	}
-	rb.Release()
-	return recs[0].Schema(), recs
-}
-
 // BenchmarkDoGetCdevice: the cdevice path, CPU device on both sides.
 func BenchmarkDoGetCdevice(b *testing.B) {
-	sc, recs := benchRecs()
+	sc, recs := genBatches(benchBatches, benchBatch)
 	defer releaseAll(recs)
-	c := benchServe(b, &Server{Open: func(ctx context.Context, _ []byte, out *abi.DeviceArrayStream) error {
+	c := start(b, &Server{Open: func(ctx context.Context, _ []byte, out *abi.DeviceArrayStream) error {
 		return exportBatches(ctx, sc, recs, device.CPU, out)
-	}})
+	}}).client
 	ctx := context.Background()
 	cs := cdevice.New[abi.DeviceArrayStream]()
 	defer cdevice.Free(cs)
@@ -106,9 +72,9 @@ func (s *plainServer) DoGet(_ *flight.Ticket, fs flight.FlightService_DoGetServe
 
 // BenchmarkDoGetPlainFlight: arrow-go Flight moving the same batches.
 func BenchmarkDoGetPlainFlight(b *testing.B) {
-	sc, recs := benchRecs()
+	sc, recs := genBatches(benchBatches, benchBatch)
 	defer releaseAll(recs)
-	c := benchServe(b, &plainServer{sc: sc, recs: recs})
+	c := start(b, &plainServer{sc: sc, recs: recs}).client
 	ctx := context.Background()
 	b.SetBytes(benchBatches * benchBatch)
 	b.ResetTimer()
@@ -139,14 +105,14 @@ func BenchmarkDoGetPlainFlight(b *testing.B) {
 // sends a device stream, the server lands the batches on its device and a
 // consumer reads the exported ArrowDeviceArrayStream.
 func BenchmarkDoPutCdevice(b *testing.B) {
-	sc, recs := benchRecs()
+	sc, recs := genBatches(benchBatches, benchBatch)
 	defer releaseAll(recs)
 	var rows atomic.Int64
-	c := benchServe(b, &Server{Device: device.CPU, Consume: func(ctx context.Context, _ *flight.FlightDescriptor, in *abi.DeviceArrayStream) error {
+	c := start(b, &Server{Device: device.CPU, Consume: func(ctx context.Context, _ *flight.FlightDescriptor, in *abi.DeviceArrayStream) error {
 		n, err := consumeCount(ctx, in)
 		rows.Store(n.Rows)
 		return err
-	}})
+	}}).client
 	ctx := context.Background()
 	cs := cdevice.New[abi.DeviceArrayStream]()
 	defer cdevice.Free(cs)
@@ -192,10 +158,10 @@ func (s *plainPutServer) DoPut(ps flight.FlightService_DoPutServer) error {
 
 // BenchmarkDoPutPlainFlight: arrow-go Flight moving the same batches.
 func BenchmarkDoPutPlainFlight(b *testing.B) {
-	sc, recs := benchRecs()
+	sc, recs := genBatches(benchBatches, benchBatch)
 	defer releaseAll(recs)
 	srv := &plainPutServer{}
-	c := benchServe(b, srv)
+	c := start(b, srv).client
 	ctx := context.Background()
 	desc := &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: []byte("bench")}
 	b.SetBytes(benchBatches * benchBatch)

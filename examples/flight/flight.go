@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"iter"
-	"sync"
 	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -53,12 +52,12 @@ func (s *Server) DoGet(tkt *flight.Ticket, fs flight.FlightService_DoGetServer) 
 	cs := cdevice.New[abi.DeviceArrayStream]()
 	defer cdevice.Free(cs)
 	if err := s.Open(ctx, tkt.GetTicket(), cs); err != nil {
-		releaseStream(cs)
+		cdevice.ReleaseDeviceArrayStream(cs)
 		return status.Errorf(codes.NotFound, "DoGet %q: %v", tkt.GetTicket(), err)
 	}
 	rdr, err := stream.ImportDeviceStream(cs)
 	if err != nil {
-		releaseStream(cs)
+		cdevice.ReleaseDeviceArrayStream(cs)
 		return status.Errorf(codes.Internal, "DoGet: importing the device stream: %v", err)
 	}
 	defer rdr.Release()
@@ -89,7 +88,7 @@ func (s *Server) DoPut(ps flight.FlightService_DoPutServer) error {
 		return status.Errorf(codes.Internal, "DoPut: exporting to %s: %v", dev.Name(), err)
 	}
 	err = s.Consume(ctx, rdr.LatestFlightDescriptor(), cs)
-	releaseStream(cs)
+	cdevice.ReleaseDeviceArrayStream(cs) // if Consume did not
 	if err != nil {
 		return status.Errorf(statusCode(ctx, err), "DoPut: consumer: %v", err)
 	}
@@ -113,17 +112,6 @@ func statusCode(ctx context.Context, err error) codes.Code {
 		return s.Code()
 	}
 	return codes.Internal
-}
-
-// releaseStream releases a C stream we still hold (importing it is how Go
-// calls a foreign release; an import of ours is handed back directly).
-func releaseStream(cs *abi.DeviceArrayStream) {
-	if cs == nil || cs.Released() {
-		return
-	}
-	if r, err := stream.ImportDeviceStream(cs); err == nil {
-		r.Release()
-	}
 }
 
 // sendDevice writes every batch of rdr, brought to the host, as Flight data.
@@ -168,27 +156,19 @@ func Get(ctx context.Context, c flight.Client, ticket []byte, dev device.Device,
 	}
 	cr := &cancelReader{Reader: rdr, cancel: cancel}
 	cr.refs.Store(1)
-	if dev.Type() != abi.DeviceCPU {
-		err = stream.ExportReaderToDevice(ctx, cr, dev, out) // retains cr until out's release
-		cr.Release()
-		return err
-	}
-	// On the CPU no copy: the stream hands out the received batches
-	// themselves and takes over our reference to cr, released when the
-	// consumer releases out (WithOnRelease: also when it read nothing, which
-	// a sequence that never started is never told).
-	seq := cpuBatches(ctx, cr)
-	if err := stream.ExportDeviceStream(cr.Schema(), abi.DeviceCPU, seq, out, stream.WithOnRelease(cr.Release)); err != nil {
-		cr.Release()
-		return err
-	}
-	return nil
+	// out holds its own reference to cr until the consumer releases it
+	// (also when it read nothing); our release of cr is the last only when
+	// the export failed.
+	err = exportLanded(ctx, cr, dev, out)
+	cr.Release()
+	return err
 }
 
 // exportLanded exports rdr as an ArrowDeviceArrayStream on dev into out:
-// on the CPU the received batches themselves (cpuBatches), elsewhere copied
-// to dev when the consumer asks for each. Either way out holds a reference
-// to rdr until the consumer releases it.
+// on the CPU rdr's batches themselves (cpuBatches), elsewhere copied to dev
+// when the consumer asks for each. Either way out holds a reference to rdr
+// until the consumer releases it. Get, DoPut and exportBatches land
+// batches with it.
 func exportLanded(ctx context.Context, rdr array.RecordReader, dev device.Device, out *abi.DeviceArrayStream) error {
 	if dev.Type() != abi.DeviceCPU {
 		return stream.ExportReaderToDevice(ctx, rdr, dev, out)
@@ -234,7 +214,6 @@ type cancelReader struct {
 	*flight.Reader
 	cancel context.CancelFunc
 	refs   atomic.Int64
-	once   sync.Once
 }
 
 func (r *cancelReader) Retain() { r.refs.Add(1); r.Reader.Retain() }
@@ -242,7 +221,7 @@ func (r *cancelReader) Retain() { r.refs.Add(1); r.Reader.Retain() }
 func (r *cancelReader) Release() {
 	r.Reader.Release()
 	if r.refs.Add(-1) == 0 {
-		r.once.Do(r.cancel)
+		r.cancel()
 	}
 }
 
@@ -254,7 +233,7 @@ var _ array.RecordReader = (*cancelReader)(nil)
 // side.
 func Put(ctx context.Context, c flight.Client, desc *flight.FlightDescriptor, in *abi.DeviceArrayStream) error {
 	if c == nil {
-		releaseStream(in)
+		cdevice.ReleaseDeviceArrayStream(in)
 		return fmt.Errorf("%w: Put: nil client", cdevice.ErrInvalid)
 	}
 	rdr, err := stream.ImportDeviceStream(in)

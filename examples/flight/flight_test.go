@@ -99,7 +99,7 @@ type harness struct {
 
 // start serves srv over real gRPC on loopback; cleanup stops both ends
 // (registered after checkClean's, so it runs first).
-func start(t *testing.T, srv flight.FlightServer) *harness {
+func start(t testing.TB, srv flight.FlightServer) *harness {
 	t.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -225,7 +225,7 @@ func TestGoldDoPut(t *testing.T) {
 		Device: defaultDevice(t),
 		Consume: func(ctx context.Context, desc *flight.FlightDescriptor, in *abi.DeviceArrayStream) error {
 			if in.DeviceType != defaultDevice(t).Type() {
-				releaseStream(in)
+				cdevice.ReleaseDeviceArrayStream(in)
 				return fmt.Errorf("device type %v", in.DeviceType)
 			}
 			got, _, err := collect(ctx, in)
@@ -357,19 +357,39 @@ func endless(ctx context.Context, batch arrow.RecordBatch, sent chan<- int) iter
 	}
 }
 
+// startEndless serves, for every ticket, an endless stream of one batch
+// (exportEndless, signalling sent) and returns the harness, the batch and
+// a channel that receives each DoGet handler's context error once that
+// context is done.
+func startEndless(t *testing.T, sent chan<- int) (*harness, arrow.RecordBatch, <-chan error) {
+	t.Helper()
+	batch := genBatch(64 << 10)
+	handlerDone := make(chan error, 1)
+	h := start(t, &Server{Open: func(ctx context.Context, _ []byte, out *abi.DeviceArrayStream) error {
+		go func() { <-ctx.Done(); handlerDone <- ctx.Err() }()
+		return exportEndless(ctx, batch, sent, out)
+	}})
+	t.Cleanup(batch.Release) // before start's cleanup stops the server
+	return h, batch, handlerDone
+}
+
+// waitHandler fails t with failure unless the server's handler returns
+// (handlerDone receives) within 10 seconds.
+func waitHandler(t *testing.T, handlerDone <-chan error, failure string) {
+	t.Helper()
+	select {
+	case <-handlerDone:
+	case <-time.After(10 * time.Second):
+		t.Fatal(failure)
+	}
+}
+
 // TestClientCancel: the client's context, cancelled mid-stream, ends the
 // C consumer's stream with the context's error, the server's handler
 // returns, and nothing is left.
 func TestClientCancel(t *testing.T) {
 	checkClean(t)
-	batch := genBatch(64 << 10)
-	defer batch.Release()
-	handlerDone := make(chan error, 1)
-	srv := &Server{Open: func(ctx context.Context, _ []byte, out *abi.DeviceArrayStream) error {
-		go func() { <-ctx.Done(); handlerDone <- ctx.Err() }()
-		return exportEndless(ctx, batch, nil, out)
-	}}
-	h := start(t, srv)
+	h, batch, handlerDone := startEndless(t, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	cs := cdevice.New[abi.DeviceArrayStream]()
@@ -406,11 +426,7 @@ func TestClientCancel(t *testing.T) {
 	if streamErr == nil || !strings.Contains(streamErr.Error(), "code = Canceled") && !strings.Contains(streamErr.Error(), context.Canceled.Error()) {
 		t.Fatalf("stream ended with %v, want the cancellation", streamErr)
 	}
-	select {
-	case <-handlerDone:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the server's handler is still running")
-	}
+	waitHandler(t, handlerDone, "the server's handler is still running")
 }
 
 // TestClientStopsEarly: a consumer that releases the stream after two
@@ -418,14 +434,7 @@ func TestClientCancel(t *testing.T) {
 func TestClientStopsEarly(t *testing.T) {
 	checkClean(t)
 	p := loadPeer(t)
-	batch := genBatch(64 << 10)
-	defer batch.Release()
-	handlerDone := make(chan error, 1)
-	srv := &Server{Open: func(ctx context.Context, _ []byte, out *abi.DeviceArrayStream) error {
-		go func() { <-ctx.Done(); handlerDone <- ctx.Err() }()
-		return exportEndless(ctx, batch, nil, out)
-	}}
-	h := start(t, srv)
+	h, _, handlerDone := startEndless(t, nil)
 	cs := cdevice.New[abi.DeviceArrayStream]()
 	defer cdevice.Free(cs)
 	if err := Get(context.Background(), h.client, []byte("endless"), device.CPU, cs); err != nil {
@@ -435,11 +444,7 @@ func TestClientStopsEarly(t *testing.T) {
 	if err != nil || b != 2 {
 		t.Fatalf("C consumer: %d batches, %v", b, err)
 	}
-	select {
-	case <-handlerDone:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the server's handler is still running after the consumer released the stream")
-	}
+	waitHandler(t, handlerDone, "the server's handler is still running after the consumer released the stream")
 }
 
 // TestClientReleasesUnread: a consumer that releases the stream before
@@ -448,14 +453,7 @@ func TestClientStopsEarly(t *testing.T) {
 // sequence: hence the GCs).
 func TestClientReleasesUnread(t *testing.T) {
 	checkClean(t)
-	batch := genBatch(64 << 10)
-	defer batch.Release()
-	handlerDone := make(chan error, 1)
-	srv := &Server{Open: func(ctx context.Context, _ []byte, out *abi.DeviceArrayStream) error {
-		go func() { <-ctx.Done(); handlerDone <- ctx.Err() }()
-		return exportEndless(ctx, batch, nil, out)
-	}}
-	h := start(t, srv)
+	h, _, handlerDone := startEndless(t, nil)
 	cs := cdevice.New[abi.DeviceArrayStream]()
 	defer cdevice.Free(cs)
 	if err := Get(context.Background(), h.client, []byte("endless"), device.CPU, cs); err != nil {
@@ -596,13 +594,8 @@ func TestPutCancel(t *testing.T) {
 // gives the client's consumer a clear error, not a hang.
 func TestServerDies(t *testing.T) {
 	checkClean(t)
-	batch := genBatch(64 << 10)
-	defer batch.Release()
 	sent := make(chan int, 1)
-	srv := &Server{Open: func(ctx context.Context, _ []byte, out *abi.DeviceArrayStream) error {
-		return exportEndless(ctx, batch, sent, out)
-	}}
-	h := start(t, srv)
+	h, _, _ := startEndless(t, sent)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cs := cdevice.New[abi.DeviceArrayStream]()

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"iter"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -15,7 +14,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/purearrow/cdevice"
 	"github.com/purearrow/cdevice/abi"
 	"github.com/purearrow/cdevice/device"
 	"github.com/purearrow/cdevice/stream"
@@ -108,6 +106,18 @@ func parseGen(ticket string) (batches, size int, ok bool, err error) {
 	return batches, size, true, nil
 }
 
+// genBatches is n times the same generated batch of about size bytes.
+func genBatches(n, size int) (*arrow.Schema, []arrow.RecordBatch) {
+	rb := genBatch(size)
+	defer rb.Release()
+	recs := make([]arrow.RecordBatch, n)
+	for i := range recs {
+		rb.Retain()
+		recs[i] = rb
+	}
+	return rb.Schema(), recs
+}
+
 // load returns the batches a ticket names: gen:BATCHES:BYTES (the same
 // batch BATCHES times), or the name of an Arrow IPC file in dir.
 func load(dir, ticket string) (*arrow.Schema, []arrow.RecordBatch, error) {
@@ -116,14 +126,7 @@ func load(dir, ticket string) (*arrow.Schema, []arrow.RecordBatch, error) {
 		return nil, nil, err
 	}
 	if ok {
-		rb := genBatch(size)
-		recs := make([]arrow.RecordBatch, n)
-		for i := range recs {
-			rb.Retain()
-			recs[i] = rb
-		}
-		sc := rb.Schema()
-		rb.Release()
+		sc, recs := genBatches(n, size)
 		return sc, recs, nil
 	}
 	if dir == "" || ticket == "" || ticket != filepath.Base(ticket) || ticket == "." || ticket == ".." {
@@ -132,48 +135,18 @@ func load(dir, ticket string) (*arrow.Schema, []arrow.RecordBatch, error) {
 	return readArrowFile(filepath.Join(dir, ticket))
 }
 
-// deviceBatches yields recs as device batches on dev: on the CPU without
-// copying (cdevice.CPURecordBatch), elsewhere copied
-// (cdevice.CopyRecordBatchToDevice).
-func deviceBatches(ctx context.Context, recs []arrow.RecordBatch, dev device.Device) iter.Seq2[*cdevice.DeviceRecordBatch, error] {
-	return func(yield func(*cdevice.DeviceRecordBatch, error) bool) {
-		for _, rb := range recs {
-			var b *cdevice.DeviceRecordBatch
-			var err error
-			if dev.Type() == abi.DeviceCPU {
-				b, err = cdevice.CPURecordBatch(rb)
-			} else {
-				b, err = cdevice.CopyRecordBatchToDevice(ctx, rb, dev)
-			}
-			if err != nil {
-				yield(nil, err)
-				return
-			}
-			if !yield(b, nil) {
-				return
-			}
-		}
-	}
-}
-
-// exportBatches exports recs as an ArrowDeviceArrayStream on dev into out.
-// The stream holds a reference to each of recs until the consumer releases
-// it (a get_next the consumer abandoned may still read them after the caller
-// has released its own).
+// exportBatches exports recs as an ArrowDeviceArrayStream on dev into out
+// (exportLanded: on the CPU without copying, elsewhere copied). The stream
+// holds a reference to each of recs until the consumer releases it (a
+// get_next the consumer abandoned may still read them after the caller has
+// released its own).
 func exportBatches(ctx context.Context, sc *arrow.Schema, recs []arrow.RecordBatch, dev device.Device, out *abi.DeviceArrayStream) error {
-	for _, rb := range recs {
-		rb.Retain()
-	}
-	release := func() {
-		for _, rb := range recs {
-			rb.Release()
-		}
-	}
-	if err := stream.ExportDeviceStream(sc, dev.Type(), deviceBatches(ctx, recs, dev), out, stream.WithOnRelease(release)); err != nil {
-		release()
+	rdr, err := array.NewRecordReader(sc, recs)
+	if err != nil {
 		return err
 	}
-	return nil
+	defer rdr.Release()
+	return exportLanded(ctx, rdr, dev, out)
 }
 
 // counts is what a consumer saw.
