@@ -2,7 +2,6 @@ package cdata_test
 
 import (
 	"context"
-	"errors"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -20,8 +19,8 @@ func TestMain(m *testing.M) { testsupport.Main(m) }
 
 // ourAPI is this package, in the form cdatatest.Run takes.
 func ourAPI() cdatatest.API {
-	sc := abi.At[abi.Schema]
-	arr := abi.At[abi.Array]
+	sc := cdata.SchemaFromPtr
+	arr := cdata.ArrayFromPtr
 	st := abi.At[abi.ArrayStream]
 	h := abi.At[abi.AsyncDeviceStreamHandler]
 	return cdatatest.API{
@@ -54,27 +53,12 @@ func ourAPI() cdatatest.API {
 		ReleaseCArrowArrayStream: func(p uintptr) { cdata.ReleaseCArrowArrayStream(st(p)) },
 
 		CreateAsyncDeviceStreamHandler: func(ctx context.Context, n uint64, out uintptr) <-chan cdatatest.AsyncRecordBatchStream {
-			return cdatatest.ConvertOne(cdata.CreateAsyncDeviceStreamHandler(ctx, n, h(out)), func(s cdata.AsyncRecordBatchStream) cdatatest.AsyncRecordBatchStream {
-				return cdatatest.AsyncRecordBatchStream{
-					Schema: s.Schema, AdditionalMetadata: s.AdditionalMetadata, Err: s.Err,
-					Stream: cdatatest.Convert(s.Stream, func(m cdata.RecordMessage) cdatatest.RecordMessage {
-						return cdatatest.RecordMessage{Record: m.Record, AdditionalMetadata: m.AdditionalMetadata, Err: m.Err}
-					}),
-				}
-			})
+			return cdatatest.FromAsyncStreams(cdata.CreateAsyncDeviceStreamHandler(ctx, n, h(out)))
 		},
 		ExportAsyncRecordBatchStream: func(s *arrow.Schema, msgs <-chan cdatatest.RecordMessage, out uintptr) error {
-			return cdata.ExportAsyncRecordBatchStream(s, cdatatest.Convert(msgs, func(m cdatatest.RecordMessage) cdata.RecordMessage {
-				return cdata.RecordMessage{Record: m.Record, AdditionalMetadata: m.AdditionalMetadata, Err: m.Err}
-			}), h(out))
+			return cdata.ExportAsyncRecordBatchStream(s, cdatatest.ToMessages[cdata.RecordMessage](msgs), h(out))
 		},
-		AsyncStreamErrorCode: func(err error) (int, bool) {
-			var e cdata.AsyncStreamError
-			if !errors.As(err, &e) {
-				return 0, false
-			}
-			return e.Code, true
-		},
+		AsyncStreamErrorCode: cdatatest.AsyncStreamErrorCode[cdata.AsyncStreamError],
 	}
 }
 

@@ -8,7 +8,6 @@ package cdata_test
 
 import (
 	"context"
-	"errors"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -73,31 +72,16 @@ func arrowGoAPI() cdatatest.API {
 		ReleaseCArrowArrayStream: func(p uintptr) { acdata.ReleaseCArrowArrayStream(st(p)) },
 
 		CreateAsyncDeviceStreamHandler: func(ctx context.Context, n uint64, out uintptr) <-chan cdatatest.AsyncRecordBatchStream {
-			return cdatatest.ConvertOne(acdata.CreateAsyncDeviceStreamHandler(ctx, n, h(out)), func(s acdata.AsyncRecordBatchStream) cdatatest.AsyncRecordBatchStream {
-				return cdatatest.AsyncRecordBatchStream{
-					Schema: s.Schema, AdditionalMetadata: s.AdditionalMetadata, Err: s.Err,
-					Stream: cdatatest.Convert(s.Stream, func(m acdata.RecordMessage) cdatatest.RecordMessage {
-						return cdatatest.RecordMessage{Record: m.Record, AdditionalMetadata: m.AdditionalMetadata, Err: m.Err}
-					}),
-				}
-			})
+			return cdatatest.FromAsyncStreams(acdata.CreateAsyncDeviceStreamHandler(ctx, n, h(out)))
 		},
 		ExportAsyncRecordBatchStream: func(s *arrow.Schema, msgs <-chan cdatatest.RecordMessage, out uintptr) error {
-			return acdata.ExportAsyncRecordBatchStream(s, cdatatest.Convert(msgs, func(m cdatatest.RecordMessage) acdata.RecordMessage {
-				return acdata.RecordMessage{Record: m.Record, AdditionalMetadata: m.AdditionalMetadata, Err: m.Err}
-			}), h(out))
+			return acdata.ExportAsyncRecordBatchStream(s, cdatatest.ToMessages[acdata.RecordMessage](msgs), h(out))
 		},
-		AsyncStreamErrorCode: func(err error) (int, bool) {
-			var e acdata.AsyncStreamError
-			if !errors.As(err, &e) {
-				return 0, false
-			}
-			return e.Code, true
-		},
+		AsyncStreamErrorCode: cdatatest.AsyncStreamErrorCode[acdata.AsyncStreamError],
 	}
 }
 
-// TestInteropArrowGoSuite runs the scenarios of arrow-go's own cdata test
+// TestInteropScenariosOnArrowGo runs the scenarios of arrow-go's own cdata
 // suite against arrow-go's package: the scenarios are faithful where both
 // implementations pass them.
 func TestInteropScenariosOnArrowGo(t *testing.T) { cdatatest.Run(t, arrowGoAPI()) }

@@ -2,6 +2,7 @@ package cdatatest
 
 import (
 	"context"
+	"errors"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -41,24 +42,76 @@ type API struct {
 	AsyncStreamErrorCode func(err error) (code int, ok bool)
 }
 
+// The implementations' RecordMessage, AsyncRecordBatchStream and
+// AsyncStreamError are distinct types of one shape each. The shapes, stated
+// once here, are the mirrors' and let the helpers below convert either
+// implementation's values to and from the mirrors (the build fails where an
+// implementation's type has another shape).
+type (
+	messageShape = struct {
+		Record             arrow.RecordBatch
+		AdditionalMetadata arrow.Metadata
+		Err                error
+	}
+	streamShape[M any] = struct {
+		Schema             *arrow.Schema
+		AdditionalMetadata arrow.Metadata
+		Err                error
+		Stream             <-chan M
+	}
+	errorShape = struct {
+		Code     int
+		Msg      string
+		Metadata string
+	}
+)
+
 // RecordMessage mirrors cdata.RecordMessage.
-type RecordMessage struct {
-	Record             arrow.RecordBatch
-	AdditionalMetadata arrow.Metadata
-	Err                error
-}
+type RecordMessage messageShape
 
 // AsyncRecordBatchStream mirrors cdata.AsyncRecordBatchStream.
-type AsyncRecordBatchStream struct {
-	Schema             *arrow.Schema
-	AdditionalMetadata arrow.Metadata
-	Err                error
-	Stream             <-chan RecordMessage
+type AsyncRecordBatchStream streamShape[RecordMessage]
+
+// FromAsyncStreams is API.CreateAsyncDeviceStreamHandler's result from an
+// implementation's: it forwards the one stream in (a channel that may stay
+// open after it), its messages converted, and closes.
+func FromAsyncStreams[S interface{ ~streamShape[M] }, M interface{ ~messageShape }](in <-chan S) <-chan AsyncRecordBatchStream {
+	out := make(chan AsyncRecordBatchStream, 1)
+	go func() {
+		defer close(out)
+		if s, ok := <-in; ok {
+			v := streamShape[M](s)
+			out <- AsyncRecordBatchStream{
+				Schema: v.Schema, AdditionalMetadata: v.AdditionalMetadata, Err: v.Err,
+				Stream: convert(v.Stream, func(m M) RecordMessage { return RecordMessage(m) }),
+			}
+		}
+	}()
+	return out
 }
 
-// Convert forwards every value of in, converted by f, to the channel it
+// ToMessages is API.ExportAsyncRecordBatchStream's stream as an
+// implementation's RecordMessage channel M.
+func ToMessages[M interface{ ~messageShape }](in <-chan RecordMessage) <-chan M {
+	return convert(in, func(m RecordMessage) M { return M(m) })
+}
+
+// AsyncStreamErrorCode is API.AsyncStreamErrorCode for an implementation
+// whose AsyncStreamError is E.
+func AsyncStreamErrorCode[E interface {
+	error
+	~errorShape
+}](err error) (int, bool) {
+	var e E
+	if !errors.As(err, &e) {
+		return 0, false
+	}
+	return errorShape(e).Code, true
+}
+
+// convert forwards every value of in, converted by f, to the channel it
 // returns, and closes that when in is closed. A nil in gives nil.
-func Convert[A, B any](in <-chan A, f func(A) B) <-chan B {
+func convert[A, B any](in <-chan A, f func(A) B) <-chan B {
 	if in == nil {
 		return nil
 	}
@@ -66,20 +119,6 @@ func Convert[A, B any](in <-chan A, f func(A) B) <-chan B {
 	go func() {
 		defer close(out)
 		for v := range in {
-			out <- f(v)
-		}
-	}()
-	return out
-}
-
-// ConvertOne is Convert for a channel that carries one value and may stay
-// open after it (CreateAsyncDeviceStreamHandler's): it forwards the first
-// value and closes.
-func ConvertOne[A, B any](in <-chan A, f func(A) B) <-chan B {
-	out := make(chan B, 1)
-	go func() {
-		defer close(out)
-		if v, ok := <-in; ok {
 			out <- f(v)
 		}
 	}()

@@ -43,6 +43,17 @@ func (s *suite) importCopy(t *testing.T, a arrow.Array) {
 	wantSettled(t, tk, 1, nodes(a.Data()), false)
 }
 
+// importCopies runs importCopy on each case's array, each as a subtest.
+func (s *suite) importCopies(t *testing.T, cases []arrayCase) {
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			a := c.make(t)
+			defer a.Release()
+			s.importCopy(t, a)
+		})
+	}
+}
+
 // structOfUnion is a struct array with one field, the union array u.
 func structOfUnion(u arrow.Array) arrow.Array {
 	st := arrow.StructOf(arrow.Field{Name: "union_field", Type: u.DataType()})
@@ -118,15 +129,7 @@ var arrayScenarios = []scenario{
 		got.Release()
 		wantSettled(t, atk, 1, 1, false)
 	}},
-	{"PrimitiveArrs", func(t *testing.T, s *suite) {
-		for _, c := range primitiveArrays {
-			t.Run(c.name, func(t *testing.T) {
-				a := c.make(t)
-				defer a.Release()
-				s.importCopy(t, a)
-			})
-		}
-	}},
+	{"PrimitiveArrs", func(t *testing.T, s *suite) { s.importCopies(t, primitiveArrays) }},
 	{"PrimitiveSliced", func(t *testing.T, s *suite) {
 		a := fromJSON(t, arrow.PrimitiveTypes.Int16, `[1, 2, -3]`)
 		defer a.Release()
@@ -148,15 +151,7 @@ var arrayScenarios = []scenario{
 		got.Release()
 		wantSettled(t, tk, 1, 1, false)
 	}},
-	{"NestedArrays", func(t *testing.T, s *suite) {
-		for _, c := range nestedArrays {
-			t.Run(c.name, func(t *testing.T) {
-				a := c.make(t)
-				defer a.Release()
-				s.importCopy(t, a)
-			})
-		}
-	}},
+	{"NestedArrays", func(t *testing.T, s *suite) { s.importCopies(t, nestedArrays) }},
 	{"StrArrayAllNulls", func(t *testing.T, s *suite) {
 		tk := s.p.token(t)
 		root := s.p.call(t, "cc_string_all_nulls", tk.addr, 1000)

@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/purearrow/cdevice/abi"
+	"github.com/purearrow/cdevice/internal/testsupport"
 )
 
 // errProducer is what the async producer's stream fails with.
@@ -28,13 +29,29 @@ func recv[T any](t *testing.T, what string, ch <-chan T) (T, bool) {
 	}
 }
 
+// messages is a closed channel of a message for each of recs (retained for
+// the consumer to release) and then, unless it is nil, one of err.
+func messages(recs []arrow.RecordBatch, err error) <-chan RecordMessage {
+	ch := make(chan RecordMessage, len(recs)+1)
+	for _, r := range recs {
+		r.Retain()
+		ch <- RecordMessage{Record: r}
+	}
+	if err != nil {
+		ch <- RecordMessage{Err: err}
+	}
+	close(ch)
+	return ch
+}
+
 // asyncPair starts a consumer (CreateAsyncDeviceStreamHandler on a handler
 // in C memory) and a producer (ExportAsyncRecordBatchStream of schema and
 // msgs into that handler), and returns what the consumer sees and the
-// producer's result.
+// producer's result. For a schema, it wants the consumer's stream to have
+// it and no error.
 func (s *suite) asyncPair(t *testing.T, schema *arrow.Schema, msgs <-chan RecordMessage) (AsyncRecordBatchStream, <-chan error) {
 	t.Helper()
-	handler := alloc[abi.AsyncDeviceStreamHandler](t, s.p)
+	handler := testsupport.OffHeap[abi.AsyncDeviceStreamHandler](t)
 	ch := s.api.CreateAsyncDeviceStreamHandler(context.Background(), 1, addr(handler))
 	done, finished := make(chan error, 1), make(chan struct{})
 	go func() {
@@ -53,6 +70,12 @@ func (s *suite) asyncPair(t *testing.T, schema *arrow.Schema, msgs <-chan Record
 			t.Errorf("the producer did not return")
 		}
 	})
+	if schema != nil {
+		noError(t, "the consumer's stream", st.Err)
+		if !schema.Equal(st.Schema) {
+			t.Errorf("schema %s, want %s", st.Schema, schema)
+		}
+	}
 	return st, done
 }
 
@@ -60,17 +83,7 @@ var asyncScenarios = []scenario{
 	{"AsyncInterfacesSimple", func(t *testing.T, s *suite) {
 		recs := primitiveBatches(t)
 		defer releaseAll(recs)
-		msgs := make(chan RecordMessage, len(recs))
-		for _, r := range recs {
-			r.Retain()
-			msgs <- RecordMessage{Record: r}
-		}
-		close(msgs)
-		st, done := s.asyncPair(t, recs[0].Schema(), msgs)
-		noError(t, "the consumer's stream", st.Err)
-		if !recs[0].Schema().Equal(st.Schema) {
-			t.Errorf("schema %s, want %s", st.Schema, recs[0].Schema())
-		}
+		st, done := s.asyncPair(t, recs[0].Schema(), messages(recs, nil))
 		n := 0
 		for {
 			m, ok := recv(t, "the record stream", st.Stream)
@@ -105,16 +118,7 @@ var asyncScenarios = []scenario{
 	{"AsyncPropagateError", func(t *testing.T, s *suite) {
 		recs := primitiveBatches(t)
 		defer releaseAll(recs)
-		msgs := make(chan RecordMessage, 2)
-		recs[0].Retain()
-		msgs <- RecordMessage{Record: recs[0]}
-		msgs <- RecordMessage{Err: errProducer}
-		close(msgs)
-		st, done := s.asyncPair(t, recs[0].Schema(), msgs)
-		noError(t, "the consumer's stream", st.Err)
-		if !recs[0].Schema().Equal(st.Schema) {
-			t.Errorf("schema %s, want %s", st.Schema, recs[0].Schema())
-		}
+		st, done := s.asyncPair(t, recs[0].Schema(), messages(recs[:1], errProducer))
 		m, ok := recv(t, "the record stream", st.Stream)
 		if !ok {
 			t.Fatalf("the record stream closed before the first batch")

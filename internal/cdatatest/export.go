@@ -6,6 +6,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/purearrow/cdevice/abi"
+	"github.com/purearrow/cdevice/internal/testsupport"
 )
 
 // exportEmpty exports an empty array of type dt (with its schema when
@@ -17,10 +18,10 @@ func (s *suite) exportEmpty(t *testing.T, dt arrow.DataType, withSchema, cReleas
 	defer bld.Release()
 	arr := bld.NewArray()
 	defer arr.Release()
-	out := alloc[abi.Array](t, s.p)
+	out := testsupport.OffHeap[abi.Array](t)
 	var sc *abi.Schema
 	if withSchema {
-		sc = alloc[abi.Schema](t, s.p)
+		sc = testsupport.OffHeap[abi.Schema](t)
 	}
 	s.api.ExportArrowArray(arr, addr(out), addr(sc))
 	if out.Release == 0 || (sc != nil && sc.Release == 0) {
@@ -125,7 +126,7 @@ var exportScenarios = []scenario{
 		recs := primitiveBatches(t)
 		defer releaseAll(recs)
 		rec := recs[0]
-		out, sc := alloc[abi.Array](t, s.p), alloc[abi.Schema](t, s.p)
+		out, sc := testsupport.OffHeap[abi.Array](t), testsupport.OffHeap[abi.Schema](t)
 
 		s.api.ExportArrowSchema(rec.Schema(), addr(sc))
 		got, err := s.api.ImportCArrowSchema(addr(sc))
@@ -175,16 +176,16 @@ var exportScenarios = []scenario{
 		if !s.api.Robust {
 			t.Skip("arrow-go panics on input it cannot export")
 		}
-		out, sc := alloc[abi.Array](t, s.p), alloc[abi.Schema](t, s.p)
-		st := alloc[abi.ArrayStream](t, s.p)
-		noPanic(t, "ExportArrowSchema(nil)", func() { s.api.ExportArrowSchema(nil, addr(sc)) })
-		noPanic(t, "ExportArrowArray(nil)", func() { s.api.ExportArrowArray(nil, addr(out), addr(sc)) })
-		noPanic(t, "ExportArrowRecordBatch(nil)", func() { s.api.ExportArrowRecordBatch(nil, addr(out), addr(sc)) })
-		noPanic(t, "ExportRecordReader(nil)", func() { s.api.ExportRecordReader(nil, addr(st)) })
+		out, sc := testsupport.OffHeap[abi.Array](t), testsupport.OffHeap[abi.Schema](t)
+		st := testsupport.OffHeap[abi.ArrayStream](t)
+		testsupport.NoPanic(t, "ExportArrowSchema(nil)", func() { s.api.ExportArrowSchema(nil, addr(sc)) })
+		testsupport.NoPanic(t, "ExportArrowArray(nil)", func() { s.api.ExportArrowArray(nil, addr(out), addr(sc)) })
+		testsupport.NoPanic(t, "ExportArrowRecordBatch(nil)", func() { s.api.ExportArrowRecordBatch(nil, addr(out), addr(sc)) })
+		testsupport.NoPanic(t, "ExportRecordReader(nil)", func() { s.api.ExportRecordReader(nil, addr(st)) })
 		if !out.Released() || !sc.Released() || !st.Released() {
 			t.Errorf("released: array %v, schema %v, stream %v; want all", out.Released(), sc.Released(), st.Released())
 		}
-		noPanic(t, "ExportArrowArray into nil", func() {
+		testsupport.NoPanic(t, "ExportArrowArray into nil", func() {
 			a := fromJSON(t, arrow.PrimitiveTypes.Int32, `[1]`)
 			defer a.Release()
 			s.api.ExportArrowArray(a, 0, 0)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/purearrow/cdevice/abi"
+	"github.com/purearrow/cdevice/internal/testsupport"
 )
 
 // What arrow-go checks on its unexported validateCArrayHeader and
@@ -38,7 +39,7 @@ func (s *suite) reject(t *testing.T, c badArray) {
 		c.lie(a)
 	}
 	var err error
-	noPanic(t, "ImportCArrayWithType", func() {
+	testsupport.NoPanic(t, "ImportCArrayWithType", func() {
 		var got arrow.Array
 		if got, err = s.api.ImportCArrayWithType(addr(a), c.dt); err == nil {
 			got.Release()
@@ -59,7 +60,7 @@ var headerScenarios = []scenario{
 	{"ValidateCArrayHeader", func(t *testing.T, s *suite) {
 		t.Run("nil array", func(t *testing.T) {
 			var err error
-			noPanic(t, "ImportCArrayWithType(nil)", func() {
+			testsupport.NoPanic(t, "ImportCArrayWithType(nil)", func() {
 				_, err = s.api.ImportCArrayWithType(0, arrow.PrimitiveTypes.Int32)
 			})
 			wantError(t, "ImportCArrayWithType(nil)", err)

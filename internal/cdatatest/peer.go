@@ -63,19 +63,6 @@ func cstring(t testing.TB, s string, f func(uintptr)) {
 	f(uintptr(c))
 }
 
-// alloc returns a zeroed struct of type T in C memory, freed when the test
-// ends (release it first: freeing does not release).
-func alloc[T abi.Struct](t testing.TB, p *peer) *T {
-	t.Helper()
-	var zero T
-	addr := p.call(t, "cc_calloc", unsafe.Sizeof(zero))
-	if addr == 0 {
-		t.Fatal("cc_calloc failed")
-	}
-	t.Cleanup(func() { p.call(t, "cc_free", addr) })
-	return abi.At[T](addr)
-}
-
 func addr[T abi.Struct](s *T) uintptr { return uintptr(unsafe.Pointer(s)) }
 
 // A token is one C-produced tree's account: its live allocations and the

@@ -72,14 +72,6 @@ func catch(f func()) (r any) {
 	return nil
 }
 
-// noPanic runs f and fails t if it panics.
-func noPanic(t testing.TB, what string, f func()) {
-	t.Helper()
-	if r := catch(f); r != nil {
-		t.Errorf("%s panicked: %v", what, r)
-	}
-}
-
 // wantSettled fails t unless tk's tree is freed except for roots root
 // structs (freed at cleanup) and release ran releases times, waiting up to
 // a second (with garbage collections) for finalizers when wait is set.

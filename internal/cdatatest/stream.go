@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/arrio"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/purearrow/cdevice/abi"
+	"github.com/purearrow/cdevice/internal/testsupport"
 )
 
 const wantMessage = "Expected error message"
@@ -79,10 +80,22 @@ func (r *failingReader) Err() error {
 	return nil
 }
 
+// exportBatches exports a reader of recs (released when the test ends) into
+// a stream struct in C memory.
+func (s *suite) exportBatches(t *testing.T, recs []arrow.RecordBatch) *abi.ArrayStream {
+	t.Helper()
+	rdr, err := array.NewRecordReader(recs[0].Schema(), recs)
+	noError(t, "NewRecordReader", err)
+	t.Cleanup(rdr.Release)
+	out := testsupport.OffHeap[abi.ArrayStream](t)
+	s.api.ExportRecordReader(rdr, addr(out))
+	return out
+}
+
 var streamScenarios = []scenario{
 	{"RecordReaderStream", func(t *testing.T, s *suite) {
 		tk := s.p.token(t)
-		st := alloc[abi.ArrayStream](t, s.p)
+		st := testsupport.OffHeap[abi.ArrayStream](t)
 		s.p.call(t, "cc_stream_batches", addr(st), tk.addr, 2)
 		rdr := s.api.ImportCArrayStream(addr(st), nil)
 		if !st.Released() {
@@ -116,11 +129,7 @@ var streamScenarios = []scenario{
 	{"ExportRecordReaderStream", func(t *testing.T, s *suite) {
 		recs := primitiveBatches(t)
 		defer releaseAll(recs)
-		rdr, err := array.NewRecordReader(recs[0].Schema(), recs)
-		noError(t, "NewRecordReader", err)
-		defer rdr.Release()
-		out := alloc[abi.ArrayStream](t, s.p)
-		s.api.ExportRecordReader(rdr, addr(out))
+		out := s.exportBatches(t, recs)
 		if out.GetSchema == 0 || out.GetNext == 0 || out.GetLastError == 0 || out.Release == 0 || out.PrivateData == 0 {
 			t.Fatalf("exported stream %+v has a null member", *out)
 		}
@@ -149,7 +158,7 @@ var streamScenarios = []scenario{
 		rec.Release()
 		noError(t, "NewRecordReader", err)
 
-		out := alloc[abi.ArrayStream](t, s.p)
+		out := testsupport.OffHeap[abi.ArrayStream](t)
 		s.api.ExportRecordReader(rdr, addr(out))
 		rdr.Release() // from here on only the stream holds the reader
 		if mem.CurrentAlloc() == 0 {
@@ -164,11 +173,7 @@ var streamScenarios = []scenario{
 		// A C consumer reads the whole exported stream and releases it.
 		recs := primitiveBatches(t)
 		defer releaseAll(recs)
-		rdr, err := array.NewRecordReader(recs[0].Schema(), recs)
-		noError(t, "NewRecordReader", err)
-		defer rdr.Release()
-		out := alloc[abi.ArrayStream](t, s.p)
-		s.api.ExportRecordReader(rdr, addr(out))
+		out := s.exportBatches(t, recs)
 		if n := int(s.p.call(t, "cc_consume_stream", addr(out))); n != len(recs) {
 			t.Errorf("the C consumer read %d batches (negative: an error code), want %d", n, len(recs))
 		}
@@ -182,7 +187,7 @@ var streamScenarios = []scenario{
 		defer releaseAll(recs)
 		for ops := 1; ops <= 3; ops++ {
 			t.Run(fmt.Sprint(ops), func(t *testing.T) {
-				out := alloc[abi.ArrayStream](t, s.p)
+				out := testsupport.OffHeap[abi.ArrayStream](t)
 				s.api.ExportRecordReader(&failingReader{ops: ops, rec: recs[0]}, addr(out))
 				rdr, err := s.api.ImportCRecordReader(addr(out), nil)
 				if err == nil {
@@ -201,7 +206,7 @@ var streamScenarios = []scenario{
 		// A C stream whose get_schema fails.
 		t.Run("ImportCArrayStream", func(t *testing.T) {
 			tk := s.p.token(t)
-			st := alloc[abi.ArrayStream](t, s.p)
+			st := testsupport.OffHeap[abi.ArrayStream](t)
 			s.p.call(t, "cc_stream_failing", addr(st), tk.addr)
 			var rdr arrio.Reader
 			r := catch(func() { rdr = s.api.ImportCArrayStream(addr(st), nil) })
@@ -223,7 +228,7 @@ var streamScenarios = []scenario{
 		})
 		t.Run("ImportCRecordReader", func(t *testing.T) {
 			tk := s.p.token(t)
-			st := alloc[abi.ArrayStream](t, s.p)
+			st := testsupport.OffHeap[abi.ArrayStream](t)
 			s.p.call(t, "cc_stream_failing", addr(st), tk.addr)
 			rdr, err := s.api.ImportCRecordReader(addr(st), nil)
 			if err == nil {
@@ -248,7 +253,7 @@ var streamScenarios = []scenario{
 		}
 		outs := make([]*abi.ArrayStream, concurrency)
 		for i := range outs {
-			outs[i] = alloc[abi.ArrayStream](t, s.p)
+			outs[i] = testsupport.OffHeap[abi.ArrayStream](t)
 		}
 		s.p.fn(t, "cc_release_stream") // look the symbols up here, not in the goroutines
 		s.p.fn(t, "cc_consume_stream_confusing")

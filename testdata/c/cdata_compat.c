@@ -34,14 +34,9 @@ struct cc_token {
 	int64_t releases; /* release callbacks that ran their body */
 };
 
-void *cc_calloc(intptr_t n)
-{
-	return calloc(1, n > 0 ? (size_t)n : 1);
-}
-
 void cc_free(void *p) { free(p); }
 
-struct cc_token *cc_token_new(void) { return cc_calloc(sizeof(struct cc_token)); }
+struct cc_token *cc_token_new(void) { return calloc(1, sizeof(struct cc_token)); }
 
 intptr_t cc_token_live(struct cc_token *t) { return (intptr_t)__atomic_load_n(&t->live, __ATOMIC_SEQ_CST); }
 
