@@ -164,20 +164,14 @@ func TestCPathBenchHarness(t *testing.T) {
 	p := benchpeer.Load(t)
 	rec := wideBatch(t)
 	tpl := p.Template(t, rec)
-	arr, sch := offHeap[abi.Array](t), offHeap[abi.Schema](t)
 	before := p.Counters()
-	if err := tpl.Clone(arr, sch); err != nil {
-		t.Fatal(err)
-	}
-	got, err := cdevice.ImportRecordBatch(arr, sch)
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := importFromC(t, tpl)
 	if !array.RecordEqual(rec, got) {
 		t.Error("the clone imports as another batch")
 	}
 	got.Release()
 	p.CheckReleased(t, before, 2, 0)
+	arr, sch := offHeap[abi.Array](t), offHeap[abi.Schema](t)
 
 	// The harness's share of an import loop is Clone, of an export loop
 	// WalkRelease (the clones' release is C's); CloneRelease and Walk stand

@@ -119,9 +119,9 @@ func ImportRecordBatchWithSchema(arr *abi.Array, sc *arrow.Schema, opts ...Impor
 	}
 	rb, err := finishImport(imp, func() arrow.RecordBatch {
 		var small [16]arrow.Array // NewRecordBatch copies the columns
-		arrs := small[:0]
+		arrs := small[:]
 		if len(cols) > len(small) {
-			arrs = make([]arrow.Array, 0, len(cols))
+			arrs = make([]arrow.Array, len(cols))
 		}
 		arrs = arrs[:len(cols)]
 		for i, c := range cols {

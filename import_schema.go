@@ -103,11 +103,11 @@ type schemaImporter struct {
 	extension bool // the tree names an extension type: not cached
 }
 
-func (imp *schemaMeasure) measure(s *abi.Schema, depth int) error {
+func (m *schemaMeasure) measure(s *abi.Schema, depth int) error {
 	if depth > maxDepth {
 		return invalidf("schema nesting deeper than %d (or a cycle)", maxDepth)
 	}
-	if imp.nodes++; imp.nodes > maxSchemaNodes {
+	if m.nodes++; m.nodes > maxSchemaNodes {
 		return invalidf("schema has more than %d nodes (shared children?)", maxSchemaNodes)
 	}
 	if s.Format == 0 {
@@ -131,19 +131,16 @@ func (imp *schemaMeasure) measure(s *abi.Schema, depth int) error {
 		return invalidf("format %q has a dictionary but is not an integer index type", format)
 	}
 	nlen := ffi.CStringLen(s.Name)
-	imp.total += flen + nlen
+	m.total += flen + nlen
 	md, err := cmeta.Blob(s.Metadata)
 	if err != nil {
 		return err
 	}
-	var name []byte
-	if nlen > 0 {
-		name = unsafe.Slice((*byte)(abi.Pointer(s.Name)), nlen)
-	}
-	imp.key.add(unsafe.Slice((*byte)(abi.Pointer(s.Format)), flen), name, md)
-	imp.key.addInt(s.Flags)
-	imp.key.addInt(s.NChildren)
-	imp.key.addInt(int64(min(s.Dictionary, 1)))
+	// Views of the C strings (nil for a NULL name), as format is.
+	m.key.add(unsafe.Slice((*byte)(abi.Pointer(s.Format)), flen), unsafe.Slice((*byte)(abi.Pointer(s.Name)), nlen), md)
+	m.key.addInt(s.Flags)
+	m.key.addInt(s.NChildren)
+	m.key.addInt(int64(min(s.Dictionary, 1)))
 	for i := range int(s.NChildren) {
 		c := s.Child(i)
 		if c == nil {
@@ -152,7 +149,7 @@ func (imp *schemaMeasure) measure(s *abi.Schema, depth int) error {
 		if c.Release == 0 {
 			return invalidf("ArrowSchema.children[%d] is released", i)
 		}
-		if err := imp.measure(c, depth+1); err != nil {
+		if err := m.measure(c, depth+1); err != nil {
 			return err
 		}
 	}
@@ -161,7 +158,7 @@ func (imp *schemaMeasure) measure(s *abi.Schema, depth int) error {
 		if d.Release == 0 {
 			return invalidf("ArrowSchema.dictionary is released")
 		}
-		return imp.measure(d, depth+1)
+		return m.measure(d, depth+1)
 	}
 	return nil
 }

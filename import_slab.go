@@ -60,21 +60,15 @@ func (c *slabCounts) add(dt arrow.DataType, nullable bool, depth int) {
 	}
 	nc := numChildFields(dt)
 	c.kids += nc
-	switch t := dt.(type) {
-	case *arrow.StructType:
-		for i := range nc {
-			f := t.Field(i)
+	if ut, ok := dt.(arrow.UnionType); ok {
+		for _, f := range ut.Fields() { // one copy of the fields, not childField's one per child
 			c.add(f.Type, f.Nullable, depth+1)
 		}
-	case arrow.UnionType:
-		for _, f := range t.Fields() { // one copy of the fields, not one per child
-			c.add(f.Type, f.Nullable, depth+1)
-		}
-	default:
-		for i := range nc {
-			f := childField(dt, i)
-			c.add(f.Type, f.Nullable, depth+1)
-		}
+		return
+	}
+	for i := range nc {
+		f := childField(dt, i)
+		c.add(f.Type, f.Nullable, depth+1)
 	}
 }
 
@@ -141,10 +135,13 @@ func newImportSlab(c slabCounts) importSlab {
 	}
 }
 
-// take returns the next n elements of *from as a slice of capacity n,
-// growing *from (by at least chunk) when it has fewer left: the counts
-// can fall short (views with several variadic buffers).
+// take returns the next n elements of *from as a slice of capacity n (nil
+// for none), growing *from (by at least chunk) when it has fewer left: the
+// counts can fall short (views with several variadic buffers).
 func take[T any](from *[]T, n, chunk int) []T {
+	if n == 0 {
+		return nil
+	}
 	if len(*from) < n {
 		*from = make([]T, max(n, chunk))
 	}
@@ -157,20 +154,10 @@ func take[T any](from *[]T, n, chunk int) []T {
 func (s *importSlab) data() *array.Data { return &take(&s.datas, 1, 4)[0] }
 
 // bufferSlice returns n nil buffer slots for one node.
-func (s *importSlab) bufferSlice(n int) []*memory.Buffer {
-	if n == 0 {
-		return nil
-	}
-	return take(&s.ptrs, n, 8)
-}
+func (s *importSlab) bufferSlice(n int) []*memory.Buffer { return take(&s.ptrs, n, 8) }
 
 // children returns n nil child slots for one node.
-func (s *importSlab) children(n int) []arrow.ArrayData {
-	if n == 0 {
-		return nil
-	}
-	return take(&s.kids, n, 4)
-}
+func (s *importSlab) children(n int) []arrow.ArrayData { return take(&s.kids, n, 4) }
 
 // buffer returns a buffer over b with allocator mem (nil: none), in the
 // state memory.NewBufferWithAllocator (or, without an allocator,

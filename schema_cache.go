@@ -25,10 +25,9 @@ var schemaCache = struct {
 }{m: make(map[string]any)}
 
 // schemaKey accumulates a tree's content during the checked walk; too long
-// a key turns caching off for the tree.
+// a key turns caching off for the tree (b nil).
 type schemaKey struct {
 	b    []byte
-	off  bool
 	pool *[]byte // where b goes back to
 }
 
@@ -52,25 +51,25 @@ func (k *schemaKey) free() {
 
 func (k *schemaKey) add(parts ...[]byte) {
 	for _, p := range parts {
-		if k.off {
+		if k.b == nil {
 			return
 		}
 		k.b = binary.NativeEndian.AppendUint64(k.b, uint64(len(p)))
 		k.b = append(k.b, p...)
 		if len(k.b) > maxSchemaKeyBytes {
-			k.off, k.b = true, nil
+			k.b = nil // caching off
 		}
 	}
 }
 
 func (k *schemaKey) addInt(v int64) {
-	if !k.off {
+	if k.b != nil {
 		k.b = binary.NativeEndian.AppendUint64(k.b, uint64(v))
 	}
 }
 
 func cachedSchema(k *schemaKey) (any, bool) {
-	if k.off {
+	if k.b == nil {
 		return nil, false
 	}
 	schemaCache.RLock()
@@ -80,7 +79,7 @@ func cachedSchema(k *schemaKey) (any, bool) {
 }
 
 func cacheSchema(k *schemaKey, v any) {
-	if k.off {
+	if k.b == nil {
 		return
 	}
 	schemaCache.Lock()

@@ -123,11 +123,15 @@ static void bp_schema_release(struct ArrowSchema *s)
 
 /* ---- templates ----------------------------------------------------------- */
 
+/* One tree of a template: a block laid out as its clones are. */
+struct bp_tree {
+	char *block;
+	size_t size;
+	intptr_t nodes;
+};
+
 struct bp_template {
-	char *array;  /* the array block, laid out as its clones are */
-	char *schema; /* the schema block */
-	size_t array_size, schema_size;
-	intptr_t array_nodes, schema_nodes;
+	struct bp_tree array, schema;
 };
 
 static void bp_count_array(const struct ArrowArray *a, intptr_t *nodes, intptr_t *ptrs)
@@ -159,6 +163,20 @@ struct bp_fill {
 	char *node; /* the next free node */
 	void **ptr; /* the next free pointer slot */
 };
+
+/* bp_tree_alloc allocates t's block for its nodes (node_size bytes each) and
+ * ptrs pointer slots, and points f at it: 0 when out of memory. */
+static int bp_tree_alloc(struct bp_tree *t, size_t node_size, intptr_t ptrs, struct bp_fill *f)
+{
+	t->size = BP_HDR + (size_t)t->nodes * node_size + (size_t)ptrs * sizeof(void *);
+	t->block = calloc(1, t->size);
+	if (t->block == NULL)
+		return 0;
+	f->block = t->block;
+	f->node = t->block + BP_HDR;
+	f->ptr = (void **)(t->block + BP_HDR + (size_t)t->nodes * node_size);
+	return 1;
+}
 
 static struct ArrowArray *bp_fill_array(struct bp_fill *f, const struct ArrowArray *src)
 {
@@ -218,8 +236,8 @@ void bp_template_free(struct bp_template *t)
 {
 	if (t == NULL)
 		return;
-	free(t->array);
-	free(t->schema);
+	free(t->array.block);
+	free(t->schema.block);
 	free(t);
 }
 
@@ -228,58 +246,63 @@ void bp_template_free(struct bp_template *t)
 struct bp_template *bp_template_new(const struct ArrowArray *a, const struct ArrowSchema *s)
 {
 	struct bp_template *t;
-	struct bp_fill f;
-	intptr_t ptrs = 0;
+	struct bp_fill fa, fs;
+	intptr_t aptrs = 0, sptrs = 0;
 
 	if (a == NULL || s == NULL || a->release == NULL || s->release == NULL)
 		return NULL;
 	t = calloc(1, sizeof *t);
 	if (t == NULL)
 		return NULL;
-	bp_count_array(a, &t->array_nodes, &ptrs);
-	t->array_size = BP_HDR + (size_t)t->array_nodes * sizeof(struct ArrowArray) +
-			(size_t)ptrs * sizeof(void *);
-	t->array = calloc(1, t->array_size);
-	ptrs = 0;
-	bp_count_schema(s, &t->schema_nodes, &ptrs);
-	t->schema_size = BP_HDR + (size_t)t->schema_nodes * sizeof(struct ArrowSchema) +
-			 (size_t)ptrs * sizeof(void *);
-	t->schema = calloc(1, t->schema_size);
-	if (t->array == NULL || t->schema == NULL) {
+	bp_count_array(a, &t->array.nodes, &aptrs);
+	bp_count_schema(s, &t->schema.nodes, &sptrs);
+	if (!bp_tree_alloc(&t->array, sizeof(struct ArrowArray), aptrs, &fa) ||
+	    !bp_tree_alloc(&t->schema, sizeof(struct ArrowSchema), sptrs, &fs)) {
 		bp_template_free(t);
 		return NULL;
 	}
-	f.block = t->array;
-	f.node = t->array + BP_HDR;
-	f.ptr = (void **)(t->array + BP_HDR + (size_t)t->array_nodes * sizeof(struct ArrowArray));
-	bp_fill_array(&f, a);
-	f.block = t->schema;
-	f.node = t->schema + BP_HDR;
-	f.ptr = (void **)(t->schema + BP_HDR + (size_t)t->schema_nodes * sizeof(struct ArrowSchema));
-	bp_fill_schema(&f, s);
+	bp_fill_array(&fa, a);
+	bp_fill_schema(&fs, s);
 	return t;
 }
 
 /* bp_template_nodes returns the array nodes (which 0) or schema nodes (1). */
 intptr_t bp_template_nodes(const struct bp_template *t, intptr_t which)
 {
-	return which == 0 ? t->array_nodes : t->schema_nodes;
+	return which == 0 ? t->array.nodes : t->schema.nodes;
 }
 
 /* ---- clones -------------------------------------------------------------- */
 
+/* bp_clone_block copies tree t into a fresh block, counted as a clone whose
+ * nodes are all live; *d is how far its internal pointers are to move. NULL
+ * when out of memory. */
+static char *bp_clone_block(const struct bp_tree *t, uintptr_t *d)
+{
+	char *blk = malloc(t->size);
+
+	if (blk == NULL)
+		return NULL;
+	memcpy(blk, t->block, t->size);
+	((struct bp_block *)blk)->live = t->nodes;
+	*d = (uintptr_t)blk - (uintptr_t)t->block;
+	bp_add(BP_BLOCKS, 1);
+	bp_add(BP_NODES, t->nodes);
+	return blk;
+}
+
 /* bp_clone_array moves a fresh clone of the template's array into out. */
 int bp_clone_array(const struct bp_template *t, struct ArrowArray *out)
 {
-	char *blk = malloc(t->array_size);
-	uintptr_t d = (uintptr_t)blk - (uintptr_t)t->array;
-	struct ArrowArray *n = (struct ArrowArray *)(blk + BP_HDR);
+	uintptr_t d;
+	char *blk = bp_clone_block(&t->array, &d);
+	struct ArrowArray *n;
 	int64_t i, j;
 
 	if (blk == NULL)
 		return ENOMEM;
-	memcpy(blk, t->array, t->array_size);
-	for (i = 0; i < t->array_nodes; i++) {
+	n = (struct ArrowArray *)(blk + BP_HDR);
+	for (i = 0; i < t->array.nodes; i++) {
 		if (n[i].buffers)
 			n[i].buffers = BP_RELOC(n[i].buffers, d);
 		if (n[i].children) {
@@ -291,26 +314,23 @@ int bp_clone_array(const struct bp_template *t, struct ArrowArray *out)
 			n[i].dictionary = BP_RELOC(n[i].dictionary, d);
 		n[i].private_data = blk;
 	}
-	((struct bp_block *)blk)->live = t->array_nodes;
 	*out = n[0];
 	n[0].release = NULL; /* the root lives on in out */
-	bp_add(BP_BLOCKS, 1);
-	bp_add(BP_NODES, t->array_nodes);
 	return 0;
 }
 
 /* bp_clone_schema moves a fresh clone of the template's schema into out. */
 int bp_clone_schema(const struct bp_template *t, struct ArrowSchema *out)
 {
-	char *blk = malloc(t->schema_size);
-	uintptr_t d = (uintptr_t)blk - (uintptr_t)t->schema;
-	struct ArrowSchema *n = (struct ArrowSchema *)(blk + BP_HDR);
+	uintptr_t d;
+	char *blk = bp_clone_block(&t->schema, &d);
+	struct ArrowSchema *n;
 	int64_t i, j;
 
 	if (blk == NULL)
 		return ENOMEM;
-	memcpy(blk, t->schema, t->schema_size);
-	for (i = 0; i < t->schema_nodes; i++) {
+	n = (struct ArrowSchema *)(blk + BP_HDR);
+	for (i = 0; i < t->schema.nodes; i++) {
 		if (n[i].children) {
 			n[i].children = BP_RELOC(n[i].children, d);
 			for (j = 0; j < n[i].n_children; j++)
@@ -320,11 +340,8 @@ int bp_clone_schema(const struct bp_template *t, struct ArrowSchema *out)
 			n[i].dictionary = BP_RELOC(n[i].dictionary, d);
 		n[i].private_data = blk;
 	}
-	((struct bp_block *)blk)->live = t->schema_nodes;
 	*out = n[0];
 	n[0].release = NULL;
-	bp_add(BP_BLOCKS, 1);
-	bp_add(BP_NODES, t->schema_nodes);
 	return 0;
 }
 
@@ -491,8 +508,8 @@ void bp_walk_template(const struct bp_template *t)
 {
 	uint64_t h = 0;
 
-	bp_walk_array((const struct ArrowArray *)(t->array + BP_HDR), &h);
-	bp_walk_schema((const struct ArrowSchema *)(t->schema + BP_HDR), &h);
+	bp_walk_array((const struct ArrowArray *)(t->array.block + BP_HDR), &h);
+	bp_walk_schema((const struct ArrowSchema *)(t->schema.block + BP_HDR), &h);
 	bp_sink ^= h;
 }
 
