@@ -40,7 +40,7 @@ func ImportArrayWithType(arr *abi.Array, dt arrow.DataType, opts ...ImportOption
 		if src, ok := exportedSource(arr).(arrow.Array); ok && arrow.TypeEqual(src.DataType(), dt, arrow.CheckMetadata()) {
 			src.Retain()
 			ReleaseArray(arr)
-			return validated(src, importOptions(opts).validate(src))
+			return validated(src, applyImportOptions(opts).validate(src))
 		}
 	}
 	imp, err := startImport(arr)
@@ -60,16 +60,7 @@ func ImportArrayWithType(arr *abi.Array, dt arrow.DataType, opts ...ImportOption
 	if err != nil {
 		return nil, err
 	}
-	return validated(a, importOptions(opts).validate(a))
-}
-
-// importOptions is applyImportOptions, without its allocation when there
-// are no options (the common case, per batch).
-func importOptions(opts []ImportOption) importConfig {
-	if len(opts) == 0 {
-		return importConfig{}
-	}
-	return applyImportOptions(opts)
+	return validated(a, applyImportOptions(opts).validate(a))
 }
 
 // validated returns v, or releases it and returns err when validation failed.
@@ -104,7 +95,7 @@ func ImportRecordBatchWithSchema(arr *abi.Array, sc *arrow.Schema, opts ...Impor
 		if src, ok := exportedSource(arr).(arrow.RecordBatch); ok && src.Schema() == sc {
 			src.Retain()
 			ReleaseArray(arr)
-			return validated(src, importOptions(opts).validateBatch(src))
+			return validated(src, applyImportOptions(opts).validateBatch(src))
 		}
 	}
 	imp, err := startImport(arr)
@@ -137,7 +128,7 @@ func ImportRecordBatchWithSchema(arr *abi.Array, sc *arrow.Schema, opts ...Impor
 	if err != nil {
 		return nil, err
 	}
-	return validated(rb, importOptions(opts).validateBatch(rb))
+	return validated(rb, applyImportOptions(opts).validateBatch(rb))
 }
 
 // recordLabel names the struct root of a record batch in errors.
@@ -207,7 +198,7 @@ func releaseData(ds []arrow.ArrayData) {
 // where it is). A device with no loaded backend fails with ErrNoDevice. On
 // failure the input is released.
 func ImportDeviceArray(arr *abi.DeviceArray, schema *abi.Schema, opts ...ImportOption) (arrow.Array, error) {
-	cfg := importOptions(opts)
+	cfg := applyImportOptions(opts)
 	return deviceToHost(arr, cfg, func() { ReleaseSchema(schema) },
 		func() (arrow.Array, error) { return ImportArray(&arr.Array, schema, opts...) },
 		func() (arrow.Array, error) {
@@ -239,7 +230,7 @@ func ImportDeviceRecordBatch(arr *abi.DeviceArray, schema *abi.Schema, opts ...I
 // ImportDeviceRecordBatchWithSchema is ImportDeviceRecordBatch with a
 // schema already imported (a stream's).
 func ImportDeviceRecordBatchWithSchema(arr *abi.DeviceArray, sc *arrow.Schema, opts ...ImportOption) (arrow.RecordBatch, error) {
-	cfg := importOptions(opts)
+	cfg := applyImportOptions(opts)
 	return deviceToHost(arr, cfg, func() {},
 		func() (arrow.RecordBatch, error) { return ImportRecordBatchWithSchema(&arr.Array, sc, opts...) },
 		func() (arrow.RecordBatch, error) {

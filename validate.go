@@ -52,7 +52,13 @@ func (c importConfig) context() context.Context {
 	return c.ctx
 }
 
+// applyImportOptions is the configuration opts ask for.
 func applyImportOptions(opts []ImportOption) importConfig {
+	if len(opts) == 0 {
+		// The common case, per batch: c below escapes to the heap (the
+		// options are calls through unknown functions), and is not made.
+		return importConfig{}
+	}
 	var c importConfig
 	for _, o := range opts {
 		if o != nil {
