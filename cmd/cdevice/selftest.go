@@ -22,6 +22,7 @@ import (
 	"github.com/purearrow/cdevice/async"
 	"github.com/purearrow/cdevice/device"
 	"github.com/purearrow/cdevice/internal/identity"
+	"github.com/purearrow/cdevice/internal/sample"
 	"github.com/purearrow/cdevice/stream"
 )
 
@@ -126,29 +127,19 @@ func selftest(args []string, stdout, stderr io.Writer) int {
 	// The sample's memory is checked: an export that never lets go of the
 	// batch it exported shows up as memory still allocated at the end.
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	rec, err := sampleBatch(mem, 1)
+	batches, err := sample.Batches(mem)
 	if err != nil {
-		fmt.Fprintf(stderr, "cdevice selftest: building the sample batch: %v\n", err)
+		fmt.Fprintf(stderr, "cdevice selftest: building the sample batches: %v\n", err)
 		return exitFail
 	}
-	big, err := sampleBatch(mem, 64)
-	if err != nil {
-		rec.Release()
-		fmt.Fprintf(stderr, "cdevice selftest: building the sample batch: %v\n", err)
-		return exitFail
-	}
-	// The batches: the sample; a slice of it (every column at an offset); a
-	// slice of a longer one (bitmaps over many bytes, offsets that are not a
-	// multiple of 8); an empty one (buffers of size 0); one of nulls only.
-	batches := []arrow.RecordBatch{rec, rec.NewSlice(2, sampleRows), big.NewSlice(5, big.NumRows()-3), emptyBatch(mem, rec.Schema()), nullBatch(mem, rec.Schema(), 5)}
-	big.Release()
 
 	var rep selftestReport
-	rep.Sample.Columns = int(rec.NumCols())
+	sc := batches[0].Schema()
+	rep.Sample.Columns = sc.NumFields()
 	for _, b := range batches {
 		rep.Sample.Batches = append(rep.Sample.Batches, b.NumRows())
 	}
-	for _, f := range rec.Schema().Fields() {
+	for _, f := range sc.Fields() {
 		rep.Sample.Types = append(rep.Sample.Types, f.Type.String())
 	}
 	for _, d := range devs {

@@ -18,6 +18,7 @@ import (
 	"github.com/purearrow/cdevice/abi"
 	"github.com/purearrow/cdevice/device"
 	"github.com/purearrow/cdevice/internal/identity"
+	"github.com/purearrow/cdevice/internal/sample"
 )
 
 // A failing round trip is retried column by column, and the report names
@@ -25,7 +26,7 @@ import (
 func TestFailureNamesTheColumn(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
-	rec, err := sampleBatch(mem, 1)
+	rec, err := sample.Batch(mem, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +79,7 @@ func TestFailureNamesTheColumn(t *testing.T) {
 // sameBatch names the columns whose values differ.
 func TestSameBatchNamesDifferences(t *testing.T) {
 	mem := memory.NewGoAllocator()
-	want, err := sampleBatch(mem, 1)
+	want, err := sample.Batch(mem, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +212,7 @@ func (d *corruptingDevice) CopyToHost(dst []byte, src device.Pointer, off int, s
 func TestSelftestCatchesCorruption(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
-	rec, err := sampleBatch(mem, 1)
+	rec, err := sample.Batch(mem, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

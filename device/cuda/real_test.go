@@ -1,6 +1,7 @@
 package cuda_test
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 
@@ -45,17 +46,18 @@ func TestRealMixedAPIs(t *testing.T) {
 	t.Run("DriverToRuntime", func(t *testing.T) { exportImport(t, drvDevs[0], rtDevs[0], nil) })
 }
 
-// 64 MiB copies between Go memory and the GPU, each waited for, through
-// each API, beside the same copies by C code through the same library
-// (testdata/c/copy_baseline.c): go test ./device/cuda -run XXX -bench Real.
+// The copy table: 64 MiB and 1 GiB copies between host memory (pageable
+// Go memory, or pinned by the runtime) and the GPU, each waited for,
+// through each API, beside the same copies by C code through the same
+// library (testdata/c/copy_baseline.c), named as in
+// BenchmarkRealToHost/<runtime|driver>/<pageable|pinned>/<size>/<Go|C>:
+// go test ./device/cuda -run XXX -bench Real.
 func BenchmarkRealCopyToDevice(b *testing.B) { benchmarkCopies(b, true) }
 func BenchmarkRealToHost(b *testing.B)       { benchmarkCopies(b, false) }
 
 func benchmarkCopies(b *testing.B, toDevice bool) {
 	for _, rt := range cuda.APIs {
-		api := rt.Table.API.String()
-		b.Run(api, func(b *testing.B) { gpurttest.BenchmarkCopy(b, rt, toDevice) })
-		b.Run(api+"-C", func(b *testing.B) { gpurttest.BenchmarkCopyC(b, rt, toDevice) })
+		b.Run(rt.Table.API.String(), func(b *testing.B) { gpurttest.BenchmarkCopies(b, rt, toDevice) })
 	}
 }
 
@@ -72,10 +74,24 @@ func TestDoubleStandsInForGPU(t *testing.T) {
 		t.Fatalf("%v\n%s", err, out)
 	}
 	for _, want := range []string{"--- PASS: TestReal/runtime/Copies", "--- PASS: TestReal/driver/Copies",
-		"--- PASS: TestRealMixedAPIs/RuntimeToDriver", "--- PASS: TestRealMixedAPIs/DriverToRuntime",
-		"BenchmarkRealCopyToDevice/driver-C", "BenchmarkRealToHost/runtime-C"} {
+		"--- PASS: TestRealMixedAPIs/RuntimeToDriver", "--- PASS: TestRealMixedAPIs/DriverToRuntime"} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("the Real run lacks %q:\n%s", want, out)
+		}
+	}
+	// The whole copy table (its -short sizes), each with a rate.
+	for _, dir := range []string{"BenchmarkRealCopyToDevice", "BenchmarkRealToHost"} {
+		for _, api := range []string{"runtime", "driver"} {
+			for _, mem := range []string{"pageable", "pinned"} {
+				for _, size := range []string{"1MiB", "4MiB"} {
+					for _, side := range []string{"Go", "C"} {
+						name := strings.Join([]string{dir, api, mem, size, side}, "/")
+						if !regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(name) + `(-\d+)?\s.*MB/s`).MatchString(string(out)) {
+							t.Errorf("the Real run lacks %s's MB/s:\n%s", name, out)
+						}
+					}
+				}
+			}
 		}
 	}
 	if strings.Contains(string(out), "--- SKIP") {

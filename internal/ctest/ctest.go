@@ -4,6 +4,8 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -43,7 +45,7 @@ func Library(t testing.TB, name string) *ffi.Library {
 	mu.Unlock()
 	b.once.Do(func() {
 		var path string
-		if path, b.skip, b.err = compile(name); b.err == nil {
+		if path, b.skip, b.err = compile(name, Options{}); b.err == nil {
 			b.lib, b.err = ffi.Open(path)
 		}
 	})
@@ -87,7 +89,24 @@ func InitRuntime(t testing.TB, lib *ffi.Library, init, path string) {
 // (dlopen of the same path then shares one loaded copy with the test).
 func Path(t testing.TB, name string) string {
 	t.Helper()
-	path, skip, err := compile(name)
+	return Build(t, name, Options{})
+}
+
+// Options build a library from more than testdata/c/<name>.c: a C peer
+// written by others (nanoarrow, say) compiled with our harness.
+type Options struct {
+	Sources []string // more C sources, compiled into the library
+	Include []string // include directories, searched before testdata/c
+	Define  []string // macros: NAME or NAME=VALUE
+	Flags   []string // more compiler flags, after ours
+	Link    []string // what to link: library paths, or -L and -l flags
+}
+
+// Build compiles testdata/c/<name>.c with what o adds, as Path does, and
+// returns the library's path.
+func Build(t testing.TB, name string, o Options) string {
+	t.Helper()
+	path, skip, err := compile(name, o)
 	switch {
 	case skip && os.Getenv("CI") != "true":
 		t.Skipf("ctest: %v (install gcc to run the C ABI tests)", err)
@@ -97,11 +116,12 @@ func Path(t testing.TB, name string) string {
 	return path
 }
 
-// compile builds testdata/c/<name>.c into a shared library for the test
-// binary's architecture (see compiler) and returns its path. The file is named by a hash of the C sources and kept
-// in the temporary directory, since code under test may open it at any
-// time; a second run reuses it. skip is true when gcc is missing.
-func compile(name string) (path string, skip bool, err error) {
+// compile builds testdata/c/<name>.c (and what o adds) into a shared
+// library for the test binary's architecture (see compiler) and returns
+// its path. The file is named by a hash of the C sources and kept in the
+// temporary directory, since code under test may open it at any time; a
+// second run reuses it. skip is true when gcc is missing.
+func compile(name string, o Options) (path string, skip bool, err error) {
 	gcc, flags, err := compiler()
 	if err != nil {
 		return "", true, err
@@ -113,23 +133,29 @@ func compile(name string) (path string, skip bool, err error) {
 	cdir := filepath.Join(root, "testdata", "c")
 	src := filepath.Join(cdir, name+".c")
 	flags = append(flags, "-shared", "-fPIC", "-O1", "-g", "-Wall", "-Werror", "-pthread")
-	// Any source may include any other, so all of them name the build.
+	flags = append(flags, o.Flags...)
+	for _, d := range o.Define {
+		flags = append(flags, "-D"+d)
+	}
+	for _, d := range o.Include {
+		flags = append(flags, "-I", d)
+	}
+	// Any source may include any other, so all of them name the build,
+	// with every file of the extra include directories.
 	h := sha256.New()
-	fmt.Fprintln(h, name, runtime.GOOS, runtime.GOARCH, gcc, flags)
-	entries, err := os.ReadDir(cdir)
-	if err != nil {
+	fmt.Fprintln(h, name, runtime.GOOS, runtime.GOARCH, gcc, flags, o.Link)
+	if err := hashFiles(h, cdir, false); err != nil {
 		return "", false, err
 	}
-	for _, e := range entries {
-		if ext := filepath.Ext(e.Name()); ext != ".c" && ext != ".h" {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join(cdir, e.Name()))
-		if err != nil {
+	for _, d := range o.Include {
+		if err := hashFiles(h, d, true); err != nil {
 			return "", false, err
 		}
-		fmt.Fprintln(h, e.Name(), len(b))
-		h.Write(b)
+	}
+	for _, f := range o.Sources {
+		if err := hashFile(h, f, filepath.Base(f)); err != nil {
+			return "", false, err
+		}
 	}
 	dir := filepath.Join(os.TempDir(), "cdevice-ctest")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -148,6 +174,7 @@ func compile(name string) (path string, skip bool, err error) {
 	tmp.Close()
 	defer os.Remove(tmp.Name())
 	args := append(flags, "-I", cdir, "-o", tmp.Name(), src)
+	args = append(append(args, o.Sources...), o.Link...)
 	if msg, err := exec.Command(gcc, args...).CombinedOutput(); err != nil {
 		return "", false, fmt.Errorf("building %s: %v\n%s", src, err, msg)
 	}
@@ -157,6 +184,40 @@ func compile(name string) (path string, skip bool, err error) {
 		}
 	}
 	return out, false, nil
+}
+
+// hashFiles writes the C sources and headers of dir into h, named by
+// their paths below dir (so a copy elsewhere hashes the same); into its
+// subdirectories too where deep.
+func hashFiles(h io.Writer, dir string, deep bool) error {
+	return filepath.WalkDir(dir, func(path string, e fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return err
+		case e.IsDir() && path != dir && !deep:
+			return filepath.SkipDir
+		case e.IsDir():
+			return nil
+		}
+		if ext := filepath.Ext(path); ext != ".c" && ext != ".h" {
+			return nil
+		}
+		rel, err := filepath.Rel(dir, path)
+		if err != nil {
+			return err
+		}
+		return hashFile(h, path, rel)
+	})
+}
+
+func hashFile(h io.Writer, path, name string) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(h, filepath.ToSlash(name), len(b))
+	_, err = h.Write(b)
+	return err
 }
 
 // crossCompilers are the Debian cross compilers for the targets a test

@@ -1,5 +1,9 @@
-// Package sample builds the record batches that the benchmarks and the
-// cdevice command measure with, so both measure the same data.
+// Package sample builds the record batches that the benchmarks, the tests
+// and the cdevice command share: WideBatch and StreamBatches, which the
+// benchmarks and `cdevice bench` measure with, so both measure the same
+// data; and the selftest sample (Batch, Batches), a column of every Arrow
+// type family, which `cdevice selftest` round trips through the C
+// interfaces and other tests round trip the same way.
 package sample
 
 import (

@@ -1,9 +1,12 @@
 /*
  * copy_baseline.c: the C side of the copy benchmarks on a GPU. It moves n
- * bytes between pageable host memory (malloc, as Go's heap is) and device
- * memory, one copy at a time, each waited for, as plain C code would:
- * through the CUDA runtime (cudaMemcpyAsync on the legacy default stream,
- * then cudaStreamSynchronize: what cudaMemcpy does) or the driver API
+ * bytes between host memory and device memory, one copy at a time, each
+ * waited for, as plain C code would. The host memory is pageable (malloc,
+ * as Go's heap is) or pinned: page-locked by the library (cudaMallocHost
+ * and cudaFreeHost, or the driver API's cuMemAllocHost_v2 and
+ * cuMemFreeHost), as the Go side's pinned memory is. The copies go through
+ * the CUDA runtime (cudaMemcpyAsync on the legacy default stream, then
+ * cudaStreamSynchronize: what cudaMemcpy does) or the driver API
  * (cuMemcpyHtoDAsync_v2 or cuMemcpyDtoHAsync_v2, then cuStreamSynchronize,
  * in GPU 0's primary context). It opens the library the Go side loaded,
  * by its name, so no CUDA header or toolkit is needed. On the C test
@@ -29,6 +32,8 @@ struct api {
 	int (*alloc)(void *, size_t);
 	int (*free_driver)(uintptr_t);
 	int (*free_runtime)(void *);
+	int (*alloc_host)(void **, size_t); /* pinned host memory */
+	int (*free_host)(void *);
 	int (*h2d)(uintptr_t, const void *, size_t, void *);
 	int (*d2h)(void *, uintptr_t, size_t, void *);
 	int (*copy)(void *, const void *, size_t, int, void *);
@@ -37,13 +42,14 @@ struct api {
 
 /* Steps copy_baseline_open reports failing at (its result is -step, or
  * the library's error code). */
-enum { E_OPEN = 1, E_SYMBOL, E_HOST, E_BUSY };
+enum { E_OPEN = 1, E_SYMBOL, E_HOST, E_BUSY, E_SIZE };
 
 /* One baseline at a time: what copy_baseline_open set up. */
 static struct {
 	void *h;
 	struct api a;
 	int driver;
+	int pinned; /* host is the library's pinned memory, else malloc's */
 	size_t n;
 	unsigned char *host;
 	uintptr_t dev;
@@ -60,13 +66,14 @@ static int copy(int to_device, unsigned char *host)
 	return to_device ? b.a.copy((void *)b.dev, host, b.n, 1, NULL) : b.a.copy(host, (void *)b.dev, b.n, 2, NULL);
 }
 
-EXPORT void copy_baseline_close(void);
+EXPORT int copy_baseline_close(void);
 
 /* copy_baseline_open loads lib (through the driver API when driver), makes
- * GPU 0 current, allocates n bytes of device memory and n of host memory,
- * and checks that a round trip brings a pattern back. It returns 0, a
- * negative step that failed, or the library's error code. */
-EXPORT int copy_baseline_open(const char *lib, int driver, size_t n)
+ * GPU 0 current, allocates n bytes of device memory and n of host memory
+ * (pinned by the library when pinned, else malloc's), and checks that a
+ * round trip brings a pattern back. It returns 0, a negative step that
+ * failed, or the library's error code. */
+EXPORT int copy_baseline_open(const char *lib, int driver, int pinned, size_t n)
 {
 	unsigned char *check;
 	int rc, ok;
@@ -74,11 +81,14 @@ EXPORT int copy_baseline_open(const char *lib, int driver, size_t n)
 
 	if (b.h)
 		return -E_BUSY;
+	if (n == 0) /* no buffer: cudaMalloc answers NULL for 0 bytes, cuMemAlloc an error */
+		return -E_SIZE;
 	memset(&b, 0, sizeof b);
 	b.h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
 	if (!b.h)
 		return -E_OPEN;
 	b.driver = driver;
+	b.pinned = pinned;
 	b.n = n;
 #define BIND(field, name) (*(void **)&b.a.field = dlsym(b.h, name))
 	if (driver)
@@ -86,29 +96,44 @@ EXPORT int copy_baseline_open(const char *lib, int driver, size_t n)
 		     BIND(set_context, "cuCtxSetCurrent") && BIND(release, "cuDevicePrimaryCtxRelease_v2") &&
 		     BIND(alloc, "cuMemAlloc_v2") && BIND(free_driver, "cuMemFree_v2") &&
 		     BIND(h2d, "cuMemcpyHtoDAsync_v2") && BIND(d2h, "cuMemcpyDtoHAsync_v2") &&
-		     BIND(sync, "cuStreamSynchronize");
+		     BIND(sync, "cuStreamSynchronize") &&
+		     (!pinned || (BIND(alloc_host, "cuMemAllocHost_v2") && BIND(free_host, "cuMemFreeHost")));
 	else
 		ok = BIND(set_device, "cudaSetDevice") && BIND(alloc, "cudaMalloc") && BIND(free_runtime, "cudaFree") &&
-		     BIND(copy, "cudaMemcpyAsync") && BIND(sync, "cudaStreamSynchronize");
+		     BIND(copy, "cudaMemcpyAsync") && BIND(sync, "cudaStreamSynchronize") &&
+		     (!pinned || (BIND(alloc_host, "cudaMallocHost") && BIND(free_host, "cudaFreeHost")));
 #undef BIND
 	if (!ok) {
 		copy_baseline_close();
 		return -E_SYMBOL;
 	}
-	b.host = malloc(n);
 	check = malloc(n);
-	if (!b.host || !check) {
-		free(check);
+	if (!check) {
 		copy_baseline_close();
 		return -E_HOST;
 	}
-	for (k = 0; k < n; k++)
-		b.host[k] = (unsigned char)(k * 7 + 1);
+	/* The context first: pinned memory is allocated in it. */
 	if (driver) {
 		if ((rc = b.a.init(0)) == 0 && (rc = b.a.get(&b.cudev, 0)) == 0 && (rc = b.a.retain(&b.ctx, b.cudev)) == 0)
 			rc = b.a.set_context(b.ctx);
 	} else {
 		rc = b.a.set_device(0);
+	}
+	if (rc == 0) {
+		if (pinned) {
+			void *p = NULL;
+			if ((rc = b.a.alloc_host(&p, n)) == 0 && !p)
+				rc = -E_HOST;
+			b.host = p;
+		} else if (!(b.host = malloc(n))) {
+			rc = -E_HOST;
+		}
+	}
+	if (rc == 0) { /* the pattern repeats every 256 bytes: copy it on */
+		for (k = 0; k < n && k < 256; k++)
+			b.host[k] = (unsigned char)(k * 7 + 1);
+		for (k = 256; k < n; k *= 2)
+			memcpy(b.host + k, b.host, n - k < k ? n - k : k);
 	}
 	if (rc == 0 && (rc = b.a.alloc(&b.dev, n)) == 0 && (rc = copy(1, b.host)) == 0 && (rc = copy(0, check)) == 0)
 		rc = b.a.sync(NULL);
@@ -133,19 +158,30 @@ EXPORT int copy_baseline_run(int to_device, int iters)
 	return rc;
 }
 
-/* copy_baseline_close gives back everything copy_baseline_open took. */
-EXPORT void copy_baseline_close(void)
+/* copy_baseline_close gives back everything copy_baseline_open took, each
+ * allocation with its own kind's call (the memory while the context is
+ * still current), and returns 0 or the library's first error code. */
+EXPORT int copy_baseline_close(void)
 {
+	int rc = 0, r;
 	if (b.dev) {
-		if (b.driver)
-			b.a.free_driver(b.dev);
-		else
-			b.a.free_runtime((void *)b.dev);
+		r = b.driver ? b.a.free_driver(b.dev) : b.a.free_runtime((void *)b.dev);
+		rc = rc ? rc : r;
 	}
-	if (b.ctx)
-		b.a.release(b.cudev);
-	free(b.host);
+	if (b.host) {
+		if (b.pinned) {
+			r = b.a.free_host(b.host);
+			rc = rc ? rc : r;
+		} else {
+			free(b.host);
+		}
+	}
+	if (b.ctx) {
+		r = b.a.release(b.cudev);
+		rc = rc ? rc : r;
+	}
 	if (b.h)
 		dlclose(b.h);
 	memset(&b, 0, sizeof b);
+	return rc;
 }

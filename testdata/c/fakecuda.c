@@ -264,6 +264,62 @@ EXPORT CUresult cuCtxSetCurrent(CUcontext c)
 	return unlock(CUDA_SUCCESS);
 }
 
+/* The thread's context stack below the current context (cuCtxPushCurrent
+ * saves the current one here; cuCtxPopCurrent restores it). Entries of an
+ * earlier generation (before fake_cuda_reset) restore no context. */
+#define CTX_STACK 16
+static __thread struct {
+	struct pctx *ctx[CTX_STACK];
+	long gen[CTX_STACK];
+	int n;
+} ctx_stack;
+
+static int known_ctx(const struct pctx *c)
+{
+	int i;
+	for (i = 0; i < devices(); i++)
+		if (c == &pctxs[i])
+			return ctx_held(c);
+	return 0;
+}
+
+EXPORT CUresult cuCtxPushCurrent_v2(CUcontext c)
+{
+	ENTER_INIT(cuCtxPushCurrent_v2);
+	if (!c || !known_ctx(c))
+		return unlock(CUDA_ERROR_INVALID_CONTEXT);
+	if (ctx_stack.n == CTX_STACK)
+		return unlock(CUDA_ERROR_OUT_OF_MEMORY);
+	ctx_stack.ctx[ctx_stack.n] = current_ctx();
+	ctx_stack.gen[ctx_stack.n] = ctx_gen;
+	ctx_stack.n++;
+	set_current_ctx(c);
+	cur_dev = c->dev;
+	return unlock(CUDA_SUCCESS);
+}
+
+/* cuCtxPopCurrent fails where the thread has no current context, as the
+ * driver does, and makes the context below it current again. */
+EXPORT CUresult cuCtxPopCurrent_v2(CUcontext *pc)
+{
+	struct pctx *c, *below = NULL;
+	ENTER_INIT(cuCtxPopCurrent_v2);
+	c = current_ctx();
+	if (!c)
+		return unlock(CUDA_ERROR_INVALID_CONTEXT);
+	if (ctx_stack.n > 0) {
+		ctx_stack.n--;
+		if (ctx_stack.gen[ctx_stack.n] == ctx_gen)
+			below = ctx_stack.ctx[ctx_stack.n];
+	}
+	set_current_ctx(below);
+	if (below)
+		cur_dev = below->dev;
+	if (pc)
+		*pc = c;
+	return unlock(CUDA_SUCCESS);
+}
+
 EXPORT CUresult cuCtxGetCurrent(CUcontext *pc)
 {
 	ENTER_INIT(cuCtxGetCurrent);
@@ -300,6 +356,18 @@ static CUresult drv_alloc(CUdeviceptr *p, size_t n, int kind)
 EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n)
 {
 	ENTER_DRV(cuMemAlloc_v2);
+	return unlock(drv_alloc(p, n, K_DEVICE));
+}
+
+/* cuMemAllocAsync: stream-ordered on a GPU; the double allocates at once,
+ * on a live stream of the current device only. */
+EXPORT CUresult cuMemAllocAsync(CUdeviceptr *p, size_t n, CUstream s)
+{
+	struct fstream *st;
+	ENTER_DRV(cuMemAllocAsync);
+	st = live_stream(s);
+	if (!st || st->dev != cur_dev)
+		return unlock(CUDA_ERROR_INVALID_HANDLE);
 	return unlock(drv_alloc(p, n, K_DEVICE));
 }
 
@@ -348,6 +416,24 @@ EXPORT CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t n,
 {
 	ENTER_DRV(cuMemcpyDtoDAsync_v2);
 	return unlock(drv(memcpy_async((void *)dst, (const void *)src, n, DeviceToDevice, s)));
+}
+
+/* cuMemcpyPeerAsync between the memory of two contexts; the double has
+ * one address space, so it is a device-to-device copy on the source's
+ * device, after both contexts are checked; it needs no current context. */
+EXPORT CUresult cuMemcpyPeerAsync(CUdeviceptr dst, CUcontext dc, CUdeviceptr src, CUcontext sc, size_t n, CUstream s)
+{
+	int saved = cur_dev;
+	CUresult rc;
+	ENTER_INIT(cuMemcpyPeerAsync);
+	if (!dc || !sc || !known_ctx(dc) || !known_ctx(sc))
+		return unlock(CUDA_ERROR_INVALID_CONTEXT);
+	if (dc->dev != sc->dev)
+		return unlock(CUDA_ERROR_INVALID_VALUE); /* the double has no peer access */
+	cur_dev = sc->dev;
+	rc = drv(memcpy_async((void *)dst, (const void *)src, n, DeviceToDevice, s));
+	cur_dev = saved;
+	return unlock(rc);
 }
 
 /* cuMemcpyAsync infers the direction from unified addressing. */

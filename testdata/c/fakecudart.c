@@ -5,7 +5,9 @@
  * It keeps real bookkeeping so that the Go bindings are proven, not just
  * called: an allocation table (kind, size, owning device), the current
  * device per thread, streams as queues whose asynchronous copies run only
- * when something synchronizes (so reading before a sync sees stale data),
+ * when something synchronizes (so reading before a sync sees stale data;
+ * a copy from device to pageable host memory alone completes before it
+ * returns, as CUDA documents),
  * events that record a stream position, and fault injection.
  *
  * Where CUDA would accept it, the double is stricter on purpose: work on a
@@ -783,6 +785,12 @@ static cudaError_t memcpy_async(void *dst, const void *src, size_t n, int kind, 
 	o->src = src;
 	o->n = n;
 	enqueue(s, o);
+	/* CUDA's API synchronization rules: a copy from device memory to
+	 * pageable host memory returns only once it has completed (so once the
+	 * stream's earlier work has); every other copy may still be pending,
+	 * pageable sources included ("might be synchronous"), and is here. */
+	if (d == 0 && ON_DEVICE(r))
+		run_until(s, o->seq);
 	return cudaSuccess;
 }
 

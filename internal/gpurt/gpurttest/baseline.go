@@ -6,10 +6,12 @@ import (
 
 	"github.com/purearrow/cdevice/internal/ctest"
 	"github.com/purearrow/cdevice/internal/ffi"
+	"github.com/purearrow/cdevice/internal/gpurt"
 )
 
 // The C baseline of the copy benchmarks (testdata/c/copy_baseline.c): the
-// same copies as BenchmarkCopy, by plain C code through the same library.
+// same copies as the Go side of BenchmarkCopies, by plain C code through
+// the same library.
 
 // A baseline is copy_baseline.c loaded, set up on the locked calling
 // thread for one library.
@@ -19,10 +21,11 @@ type baseline struct {
 }
 
 // openBaseline loads copy_baseline.c and sets it up for lib (through the
-// driver API when rt's table is the driver API's) with n bytes each side.
-// It locks the goroutine to its thread (the runtime's current device is
-// per thread) until close.
-func openBaseline(t testing.TB, rt Runtime, lib string, n int) *baseline {
+// driver API when rt's table is the driver API's) with n bytes each side,
+// the host's pinned by the library when pinned, else malloc's. It locks
+// the goroutine to its thread (the runtime's current device is per
+// thread) until close.
+func openBaseline(t testing.TB, rt Runtime, lib string, pinned bool, n int) *baseline {
 	t.Helper()
 	l, err := ffi.Open(ctest.Path(t, "copy_baseline"))
 	if err != nil {
@@ -34,16 +37,20 @@ func openBaseline(t testing.TB, rt Runtime, lib string, n int) *baseline {
 		t.Fatal(err)
 	}
 	defer ffi.Free(cs)
-	driver := uintptr(0)
-	if rt.driver() {
-		driver = 1
-	}
 	runtime.LockOSThread()
-	if rc := int32(bl.call("copy_baseline_open", uintptr(cs), driver, uintptr(n))); rc != 0 {
+	if rc := int32(bl.call("copy_baseline_open", uintptr(cs), flag(rt.driver()), flag(pinned), uintptr(n))); rc != 0 {
 		runtime.UnlockOSThread()
-		t.Fatalf("copy_baseline_open(%s): %d", lib, rc)
+		t.Fatalf("copy_baseline_open(%s, pinned %v, %d): %d", lib, pinned, n, rc)
 	}
 	return bl
+}
+
+// flag is a C int of v.
+func flag(v bool) uintptr {
+	if v {
+		return 1
+	}
+	return 0
 }
 
 func (bl *baseline) call(name string, args ...uintptr) uintptr {
@@ -56,57 +63,80 @@ func (bl *baseline) call(name string, args ...uintptr) uintptr {
 
 // run copies iters times, each waited for.
 func (bl *baseline) run(toDevice bool, iters int) {
-	dir := uintptr(0)
-	if toDevice {
-		dir = 1
-	}
-	if rc := int32(bl.call("copy_baseline_run", dir, uintptr(iters))); rc != 0 {
+	if rc := int32(bl.call("copy_baseline_run", flag(toDevice), uintptr(iters))); rc != 0 {
 		bl.t.Fatalf("copy_baseline_run: %d", rc)
 	}
 }
 
+// close frees what open took; an error of the library's frees fails the
+// test.
 func (bl *baseline) close() {
-	bl.call("copy_baseline_close")
-	runtime.UnlockOSThread()
+	defer runtime.UnlockOSThread()
+	if rc := int32(bl.call("copy_baseline_close")); rc != 0 {
+		bl.t.Errorf("copy_baseline_close: %d", rc)
+	}
 }
 
-// BenchmarkCopyC is BenchmarkCopy's copies done by C code through the
+// benchmarkCopyC is benchmarkCopyGo's copies done by C code through the
 // library rt.Real loaded: the figure the Go copies are held against.
-func BenchmarkCopyC(b *testing.B, rt Runtime, toDevice bool) {
+func benchmarkCopyC(b *testing.B, rt Runtime, c copyCase) {
 	RealDevices(b, rt)
 	info, _ := rt.Real.Probe(b.Context())
-	n := copySize()
-	bl := openBaseline(b, rt, info.Library, n)
+	bl := openBaseline(b, rt, info.Library, c.pinned, c.size)
 	defer bl.close()
-	b.SetBytes(int64(n))
+	b.SetBytes(int64(c.size))
 	b.ResetTimer()
-	bl.run(toDevice, b.N)
+	bl.run(c.toDevice, b.N)
+	b.StopTimer() // freeing (pinned memory above all) is not the copies'
 }
 
-// The baseline runs on the double too: its copies arrive and it gives back
-// everything it took (this checks the benchmark's C side, which otherwise
-// runs only on a GPU).
+// The baseline runs on the double too, with pageable and with pinned host
+// memory: its copies arrive, it allocates the host memory it says it does,
+// and it gives back everything it took, each with its own call (this
+// checks the benchmark's C side, which otherwise runs only on a GPU).
 func testCopyBaseline(t *testing.T, rt Runtime) {
 	if rt.Table.Name != "cuda" {
 		t.Skip("the baseline calls CUDA's functions")
 	}
-	f := NewFake(t, rt, 1)
-	mk := rt.Table.Memcpy
-	toDevice, toHost := rt.copySym(0, mk.HostToDevice), rt.copySym(0, mk.DeviceToHost)
-	before := f.calls(toDevice) + f.calls(toHost)
-	bl := openBaseline(t, rt, f.path, 1<<16)
-	bl.run(true, 3)
-	bl.run(false, 3)
-	bl.close()
-	n := f.calls(toDevice) + f.calls(toHost) - before
-	if toHost == toDevice { // the runtime: one function copies both ways
-		n /= 2
-	}
-	if n != 8 {
-		t.Errorf("%d copies, want 8 (2 checked, 6 timed)", n)
-	}
-	f.wantLive(0, 0, 0)
-	if n := f.contexts(); n != 0 {
-		t.Errorf("%d primary contexts retained", n)
+	host := rt.Table.Kinds[rt.kind(gpurt.HostMemory)]
+	for _, pinned := range []bool{false, true} {
+		t.Run(memoryName(pinned), func(t *testing.T) {
+			f := NewFake(t, rt, 1)
+			mk := rt.Table.Memcpy
+			toDevice, toHost := rt.copySym(0, mk.HostToDevice), rt.copySym(0, mk.DeviceToHost)
+			copies := func() int64 {
+				n := f.calls(toDevice) + f.calls(toHost)
+				if toHost == toDevice { // the runtime: one function copies both ways
+					n /= 2
+				}
+				return n
+			}
+			before, hostAllocs, hostFrees := copies(), f.calls(host.Alloc), f.calls(host.Free)
+			bl := openBaseline(t, rt, f.path, pinned, 1<<16)
+			live := int64(1) // the device memory
+			if pinned {
+				live = 2 // and the pinned host memory
+			}
+			if a, _, _ := f.live(); a != live {
+				t.Errorf("%d allocations of the library while open, want %d", a, live)
+			}
+			bl.run(true, 3)
+			bl.run(false, 3)
+			bl.close()
+			if n := copies() - before; n != 8 {
+				t.Errorf("%d copies, want 8 (2 checked, 6 timed)", n)
+			}
+			want := int64(0)
+			if pinned {
+				want = 1
+			}
+			if a, fr := f.calls(host.Alloc)-hostAllocs, f.calls(host.Free)-hostFrees; a != want || fr != want {
+				t.Errorf("%d calls of %s and %d of %s, want %d each", a, host.Alloc, fr, host.Free, want)
+			}
+			f.wantLive(0, 0, 0)
+			if n := f.contexts(); n != 0 {
+				t.Errorf("%d primary contexts retained", n)
+			}
+		})
 	}
 }

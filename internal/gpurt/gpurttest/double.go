@@ -287,15 +287,23 @@ func testCopies(t *testing.T, rt Runtime) {
 }
 
 // Copies are queued: nothing is visible before a sync, and one stream does
-// not see another's queued work.
+// not see another's queued work; but a copy to pageable host memory (Go's)
+// completes before it returns, with the work queued before it on its
+// stream, as CUDA documents.
 func testStreamOrdering(t *testing.T, rt Runtime) {
 	f := NewFake(t, rt, 1)
-	d := f.Probe()[0]
+	ds := f.Probe()
+	d, host := ds[rt.kind(gpurt.DeviceMemory)], ds[rt.kind(gpurt.HostMemory)]
 	buf, err := d.Alloc(256)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer d.Free(buf)
+	pinned, err := host.Alloc(256)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer host.Free(pinned)
 	s1, err := d.NewStream()
 	if err != nil {
 		t.Fatal(err)
@@ -310,33 +318,31 @@ func testStreamOrdering(t *testing.T, rt Runtime) {
 		t.Error("NewStream did not make a non-blocking stream")
 	}
 
-	src := Pattern(256, 9)
-	dst := make([]byte, 256)
+	src, fresh := Pattern(256, 9), bytes.Clone(HostBytes(pinned, 256))
 	if err := d.CopyToDevice(buf, 0, src, s1); err != nil {
 		t.Fatal(err)
 	}
-	if err := d.CopyToHost(dst, buf, 0, s1); err != nil {
+	if err := d.CopyToHost(HostBytes(pinned, 256), buf, 0, s1); err != nil {
 		t.Fatal(err)
 	}
-	if f.pending() != 2 || !bytes.Equal(dst, make([]byte, 256)) {
-		t.Fatalf("before sync: %d queued, dst changed", f.pending())
+	if f.pending() != 2 || !bytes.Equal(HostBytes(pinned, 256), fresh) {
+		t.Fatalf("before sync: %d queued, pinned memory changed", f.pending())
 	}
 	// s2 reads buf while s1's write is still queued: stale device memory.
 	other := make([]byte, 256)
 	if err := d.CopyToHost(other, buf, 0, s2); err != nil {
 		t.Fatal(err)
 	}
-	if err := s2.Synchronize(); err != nil {
+	if f.pending() != 2 || !bytes.Equal(other, bytes.Repeat([]byte{0xA5}, 256)) {
+		t.Errorf("s2 saw s1's queued write (%d queued): %v", f.pending(), other[:8])
+	}
+	// A copy to Go memory on s1 runs s1's queue first.
+	dst := make([]byte, 256)
+	if err := d.CopyToHost(dst, buf, 0, s1); err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(other, bytes.Repeat([]byte{0xA5}, 256)) {
-		t.Errorf("s2 saw s1's queued write: %v", other[:8])
-	}
-	if err := s1.Synchronize(); err != nil {
-		t.Fatal(err)
-	}
-	if f.pending() != 0 || !bytes.Equal(dst, src) {
-		t.Fatalf("after sync: %d queued, dst %v", f.pending(), dst[:8])
+	if f.pending() != 0 || !bytes.Equal(dst, src) || !bytes.Equal(HostBytes(pinned, 256), src) {
+		t.Fatalf("after a copy to pageable memory: %d queued, dst %v", f.pending(), dst[:8])
 	}
 }
 
@@ -362,10 +368,12 @@ func testEvents(t *testing.T, rt Runtime) {
 	}
 	f.wantLive(0, 1, 3)
 
-	// s2 waits for s1's write through the sync event, without the host waiting.
+	// s2 waits for s1's write through the sync event, without the host
+	// waiting (pinned memory: a copy to Go's would complete at once).
 	buf, _ := d.Alloc(128)
 	defer d.Free(buf)
-	src, dst := Pattern(128, 5), make([]byte, 128)
+	pinned, _ := host.Alloc(128)
+	src, dst := Pattern(128, 5), HostBytes(pinned, 128)
 	if err := d.CopyToDevice(buf, 0, src, s1); err != nil {
 		t.Fatal(err)
 	}
@@ -386,6 +394,9 @@ func testEvents(t *testing.T, rt Runtime) {
 	}
 	if !bytes.Equal(dst, src) || f.pending() != 0 {
 		t.Errorf("after waiting on the event: %v, %d queued", dst[:8], f.pending())
+	}
+	if err := host.Free(pinned); err != nil {
+		t.Fatal(err)
 	}
 
 	// The host waits: Synchronize and WaitSyncEvent with a nil stream.

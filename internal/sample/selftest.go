@@ -1,4 +1,4 @@
-package main
+package sample
 
 import (
 	"encoding/binary"
@@ -7,6 +7,8 @@ import (
 	"math/big"
 	"reflect"
 	"strings"
+	// The sample names a zone; Windows without Go, Alpine, distroless and -trimpath builds have no zone database: whoever builds the sample carries one.
+	_ "time/tzdata"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -15,13 +17,13 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
-// sampleRows is the length of the sample batch.
-const sampleRows = 8
+// Rows is the number of rows of Batch(mem, 1), the sample.
+const Rows = 8
 
-// A sampleColumn is one column of the selftest's sample batch: its type and
-// its values as arrow-go's JSON (sampleRows of them, or more when skip says
-// how many to slice off the front).
-type sampleColumn struct {
+// A column is one column of the sample: its type and its values as
+// arrow-go's JSON (Rows of them, or more when skip says how many to slice
+// off the front).
+type column struct {
 	name     string
 	typ      arrow.DataType
 	nullable bool
@@ -29,13 +31,13 @@ type sampleColumn struct {
 	skip     int // values sliced off the front: a column whose offset is not 0
 }
 
-// sampleColumns covers every type family the library supports, most with
+// columns covers every type family the library supports, most with
 // nulls. Strings longer than 12 bytes put view types' data in variadic
 // buffers; repeated values make real runs and dictionary reuse.
-func sampleColumns() []sampleColumn {
+func columns() []column {
 	i32 := arrow.PrimitiveTypes.Int32
 	utf8 := arrow.BinaryTypes.String
-	cols := []sampleColumn{
+	cols := []column{
 		{"null", arrow.Null, true, `[null, null, null, null, null, null, null, null]`, 0},
 		{"bool", arrow.FixedWidthTypes.Boolean, true, `[true, false, null, true, true, false, null, false]`, 0},
 		{"int8", arrow.PrimitiveTypes.Int8, true, `[-128, -1, 0, null, 1, 127, 5, -5]`, 0},
@@ -124,11 +126,14 @@ func sampleColumns() []sampleColumn {
 	return cols
 }
 
-// sampleBatch builds the selftest's record batch: every column of
-// sampleColumns, its values repeated repeat times (sampleRows × repeat rows),
-// with schema metadata and field metadata that a round trip must keep.
-func sampleBatch(mem memory.Allocator, repeat int) (arrow.RecordBatch, error) {
-	cols := sampleColumns()
+// Batch builds the sample that `cdevice selftest` round trips through the
+// C interfaces: a column of every type family (see columns), their values
+// repeated repeat times (Rows × repeat rows), with memory from mem, and
+// schema and field metadata that a round trip must keep. The types of its
+// extension columns are registered with arrow-go, so imports rebuild them.
+// The caller releases it.
+func Batch(mem memory.Allocator, repeat int) (arrow.RecordBatch, error) {
+	cols := columns()
 	fields := make([]arrow.Field, len(cols))
 	arrs := make([]arrow.Array, 0, len(cols))
 	defer func() {
@@ -136,7 +141,7 @@ func sampleBatch(mem memory.Allocator, repeat int) (arrow.RecordBatch, error) {
 			a.Release()
 		}
 	}()
-	rows := sampleRows * repeat
+	rows := Rows * repeat
 	for i, c := range cols {
 		fields[i] = arrow.Field{Name: c.name, Type: c.typ, Nullable: c.nullable}
 		if c.skip > 0 {
@@ -164,9 +169,29 @@ func sampleBatch(mem memory.Allocator, repeat int) (arrow.RecordBatch, error) {
 	return array.NewRecordBatch(arrow.NewSchema(fields, &md), arrs, int64(rows)), nil
 }
 
-// repeatJSON repeats the sampleRows values of c (those after the skipped
+// Batches builds the batches that `cdevice selftest` round trips, in this
+// order, all with Batch's schema and memory from mem: the sample,
+// Batch(mem, 1); a slice of it (its rows from 2 on: every column at an
+// offset); a slice of Batch(mem, 64) (504 rows from row 5: bitmaps over
+// many bytes, offsets that are not a multiple of 8); an Empty one (buffers
+// of size 0); and 5 rows of Nulls. The caller releases each.
+func Batches(mem memory.Allocator) ([]arrow.RecordBatch, error) {
+	rec, err := Batch(mem, 1)
+	if err != nil {
+		return nil, err
+	}
+	long, err := Batch(mem, 64)
+	if err != nil {
+		rec.Release()
+		return nil, err
+	}
+	defer long.Release()
+	return []arrow.RecordBatch{rec, rec.NewSlice(2, Rows), long.NewSlice(5, long.NumRows()-3), Empty(mem, rec.Schema()), Nulls(mem, rec.Schema(), 5)}, nil
+}
+
+// repeatJSON repeats the Rows values of c (those after the skipped
 // ones) n times, keeping the values before and after them.
-func repeatJSON(c sampleColumn, n int) (string, error) {
+func repeatJSON(c column, n int) (string, error) {
 	if n == 1 {
 		return c.json, nil
 	}
@@ -174,14 +199,14 @@ func repeatJSON(c sampleColumn, n int) (string, error) {
 	if err := json.Unmarshal([]byte(c.json), &vals); err != nil {
 		return "", err
 	}
-	if len(vals) < c.skip+sampleRows {
-		return "", fmt.Errorf("%d values, want at least %d", len(vals), c.skip+sampleRows)
+	if len(vals) < c.skip+Rows {
+		return "", fmt.Errorf("%d values, want at least %d", len(vals), c.skip+Rows)
 	}
 	out := append([]json.RawMessage{}, vals[:c.skip]...)
 	for range n {
-		out = append(out, vals[c.skip:c.skip+sampleRows]...)
+		out = append(out, vals[c.skip:c.skip+Rows]...)
 	}
-	out = append(out, vals[c.skip+sampleRows:]...)
+	out = append(out, vals[c.skip+Rows:]...)
 	b, err := json.Marshal(out)
 	return string(b), err
 }
@@ -254,17 +279,18 @@ func decimalLimbs(s string, prec, scale int32, width int) ([]uint64, error) {
 	return limbs, nil
 }
 
-// emptyBatch is a batch of schema sc with no rows, as builders make it.
-func emptyBatch(mem memory.Allocator, sc *arrow.Schema) arrow.RecordBatch {
+// Empty is a batch of schema sc with no rows, as builders make it (buffers
+// of size 0). The caller releases it.
+func Empty(mem memory.Allocator, sc *arrow.Schema) arrow.RecordBatch {
 	b := array.NewRecordBuilder(mem, sc)
 	defer b.Release()
 	return b.NewRecordBatch()
 }
 
-// nullBatch is a batch of schema sc with rows rows, every value null (as
-// far as each type can say so: unions and run-end encoding have no
-// validity bitmap of their own).
-func nullBatch(mem memory.Allocator, sc *arrow.Schema, rows int) arrow.RecordBatch {
+// Nulls is a batch of schema sc with rows rows, every value null (as far
+// as each type can say so: unions and run-end encoding have no validity
+// bitmap of their own). The caller releases it.
+func Nulls(mem memory.Allocator, sc *arrow.Schema, rows int) arrow.RecordBatch {
 	arrs := make([]arrow.Array, sc.NumFields())
 	for i, f := range sc.Fields() {
 		arrs[i] = array.MakeArrayOfNull(mem, f.Type, rows)
@@ -277,32 +303,32 @@ func nullBatch(mem memory.Allocator, sc *arrow.Schema, rows int) arrow.RecordBat
 	return array.NewRecordBatch(sc, arrs, int64(rows))
 }
 
-// sampleExtension is an extension type of the selftest's own (arrow-go's
+// extension is an extension type of the sample's own (arrow-go's
 // canonical ones live in a package with dependencies of its own): a name and
 // a storage type, registered so that imports rebuild it from the
 // ARROW:extension:name metadata.
-type sampleExtension struct {
+type extension struct {
 	arrow.ExtensionBase
 	name string
 }
 
-// sampleExtensionArray is the array type of sampleExtension. Its values
+// extensionArray is the array type of extension. Its values
 // read as its storage's (ExtensionArrayBase's ValueStr panics).
-type sampleExtensionArray struct {
+type extensionArray struct {
 	array.ExtensionArrayBase
 }
 
-func (a *sampleExtensionArray) ValueStr(i int) string { return a.Storage().ValueStr(i) }
+func (a *extensionArray) ValueStr(i int) string { return a.Storage().ValueStr(i) }
 
-func (*sampleExtension) ArrayType() reflect.Type { return reflect.TypeOf(sampleExtensionArray{}) }
-func (e *sampleExtension) ExtensionName() string { return e.name }
-func (e *sampleExtension) Serialize() string     { return "selftest" }
-func (e *sampleExtension) String() string        { return "extension<" + e.name + ">" }
-func (e *sampleExtension) ExtensionEquals(o arrow.ExtensionType) bool {
+func (*extension) ArrayType() reflect.Type { return reflect.TypeOf(extensionArray{}) }
+func (e *extension) ExtensionName() string { return e.name }
+func (e *extension) Serialize() string     { return "selftest" }
+func (e *extension) String() string        { return "extension<" + e.name + ">" }
+func (e *extension) ExtensionEquals(o arrow.ExtensionType) bool {
 	return o.ExtensionName() == e.name && arrow.TypeEqual(e.Storage, o.StorageType())
 }
 
-func (e *sampleExtension) Deserialize(storage arrow.DataType, data string) (arrow.ExtensionType, error) {
+func (e *extension) Deserialize(storage arrow.DataType, data string) (arrow.ExtensionType, error) {
 	if !arrow.TypeEqual(storage, e.Storage) || data != "selftest" {
 		return nil, fmt.Errorf("%s: storage %s, metadata %q", e.name, storage, data)
 	}
@@ -310,8 +336,8 @@ func (e *sampleExtension) Deserialize(storage arrow.DataType, data string) (arro
 }
 
 var (
-	labelType = &sampleExtension{ExtensionBase: arrow.ExtensionBase{Storage: arrow.BinaryTypes.String}, name: "cdevice.selftest.label"}
-	codeType  = &sampleExtension{ExtensionBase: arrow.ExtensionBase{Storage: arrow.PrimitiveTypes.Int32}, name: "cdevice.selftest.code"}
+	labelType = &extension{ExtensionBase: arrow.ExtensionBase{Storage: arrow.BinaryTypes.String}, name: "cdevice.selftest.label"}
+	codeType  = &extension{ExtensionBase: arrow.ExtensionBase{Storage: arrow.PrimitiveTypes.Int32}, name: "cdevice.selftest.code"}
 )
 
 func init() {

@@ -1,6 +1,7 @@
-package main
+package sample
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -15,7 +16,7 @@ import (
 func TestSampleDecimals(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
-	rec, err := sampleBatch(mem, 1)
+	rec, err := Batch(mem, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +68,7 @@ func TestDecimalLimbsErrors(t *testing.T) {
 	}
 }
 
-// The selftest's extension arrays implement the whole arrow.Array
+// The sample's extension arrays implement the whole arrow.Array
 // interface: ValueStr reads the storage.
 func TestSampleExtensionValueStr(t *testing.T) {
 	b := array.NewStringBuilder(memory.DefaultAllocator)
@@ -79,5 +80,37 @@ func TestSampleExtensionValueStr(t *testing.T) {
 	defer ext.Release()
 	if got := []string{ext.ValueStr(0), ext.ValueStr(1)}; got[0] != "a" || got[1] != array.NullValueStr {
 		t.Errorf("ValueStr = %q", got)
+	}
+}
+
+// Batches are the sample, a slice of it, 504 rows, none and nulls only,
+// all of the sample's schema; releasing them frees all their memory.
+func TestBatches(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	batches, err := Batches(mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := Batch(mem, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer want.Release()
+	var rows []int64
+	for _, b := range batches {
+		rows = append(rows, b.NumRows())
+		if !b.Schema().Equal(want.Schema()) || !b.Schema().Metadata().Equal(want.Schema().Metadata()) {
+			t.Errorf("batch of %d rows: schema %s", b.NumRows(), b.Schema())
+		}
+	}
+	if !slices.Equal(rows, []int64{Rows, Rows - 2, 504, 0, 5}) {
+		t.Errorf("batch rows %v", rows)
+	}
+	if !array.RecordEqual(batches[0], want) {
+		t.Error("the first batch is not the sample")
+	}
+	for _, b := range batches {
+		b.Release()
 	}
 }
