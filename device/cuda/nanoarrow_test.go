@@ -3,6 +3,7 @@ package cuda_test
 import (
 	"context"
 	"fmt"
+	"iter"
 	"os"
 	"path/filepath"
 	"strings"
@@ -296,6 +297,11 @@ func (p *nanoarrow) arraysIn(d device.Device, want []arrow.RecordBatch) error {
 		if err != nil {
 			return err
 		}
+		if arr.SyncEvent == 0 {
+			cdevice.ReleaseSchema(sch)
+			cdevice.ReleaseDeviceArray(arr)
+			return fmt.Errorf("batch %d: our export has no sync_event", i)
+		}
 		if err := p.check("na_peer_import_array", p.call("na_peer_import_array", ptr(sch), ptr(arr), ptr(cpu))); err != nil {
 			cdevice.ReleaseSchema(sch)
 			return fmt.Errorf("batch %d: %w", i, err)
@@ -363,23 +369,7 @@ func (p *nanoarrow) streamIn(d device.Device, want []arrow.RecordBatch) error {
 		return err
 	}
 	defer got.Release()
-	var i int
-	for rb, err := range got.All(context.Background()) {
-		if err != nil {
-			return err
-		}
-		if i >= len(want) {
-			return fmt.Errorf("more than %d batches", len(want))
-		}
-		if err := equal(i, want[i], rb); err != nil {
-			return err
-		}
-		i++
-	}
-	if i != len(want) {
-		return fmt.Errorf("%d batches, want %d", i, len(want))
-	}
-	return nil
+	return equalAll(want, got.All(context.Background()))
 }
 
 // streamOut: the batches as our CPU stream; nanoarrow hands them out as a
@@ -405,8 +395,13 @@ func (p *nanoarrow) streamOut(d device.Device, want []arrow.RecordBatch) error {
 	if got.DeviceType() != d.Type() {
 		return fmt.Errorf("nanoarrow's stream is on %v", got.DeviceType())
 	}
+	return equalAll(want, got.HostRecords(context.Background()))
+}
+
+// equalAll reads a stream to its end: its batches must equal want's.
+func equalAll(want []arrow.RecordBatch, got iter.Seq2[arrow.RecordBatch, error]) error {
 	var i int
-	for rb, err := range got.HostRecords(context.Background()) {
+	for rb, err := range got {
 		if err != nil {
 			return err
 		}

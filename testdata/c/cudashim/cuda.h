@@ -17,7 +17,11 @@ typedef enum cudaError_enum {
 } CUresult;
 
 typedef int CUdevice;
+#if defined(_WIN64) || defined(__LP64__)
 typedef unsigned long long CUdeviceptr;
+#else
+typedef unsigned int CUdeviceptr;
+#endif
 typedef struct CUctx_st *CUcontext;
 typedef struct CUstream_st *CUstream;
 typedef struct CUevent_st *CUevent;
