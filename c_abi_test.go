@@ -12,6 +12,7 @@ import (
 	"github.com/purearrow/cdevice/abi"
 	"github.com/purearrow/cdevice/internal/ctest"
 	"github.com/purearrow/cdevice/internal/ffi"
+	"github.com/purearrow/cdevice/internal/testsupport"
 )
 
 // The other side of these tests is testdata/c/cdata.c, compiled with gcc at
@@ -45,14 +46,6 @@ func boolArg(b bool) uintptr {
 		return 1
 	}
 	return 0
-}
-
-// newC returns a zeroed T off the Go heap, freed when the test ends: C may
-// keep pointers into structs it fills, so they must not live on the Go heap.
-func newC[T cdevice.Struct](t testing.TB) *T {
-	p := cdevice.New[T]()
-	t.Cleanup(func() { cdevice.Free(p) })
-	return p
 }
 
 // releaseC runs a struct's own release callback from Go, if it has one.
@@ -348,7 +341,7 @@ func (p producer) make(t testing.TB, s *abi.Schema, a *abi.Array, n int) {
 // without the bridge: produce, read a value, release through the C callbacks.
 func TestCHarness(t *testing.T) {
 	base, released := cLive(t), cReleases(t)
-	s, a := newC[abi.Schema](t), newC[abi.Array](t)
+	s, a := testsupport.OffHeap[abi.Schema](t), testsupport.OffHeap[abi.Array](t)
 	if rc := ccall(t, "ct_make_int32", addr(s), addr(a), 10, 1); rc != 0 {
 		t.Fatalf("ct_make_int32: %d", rc)
 	}
@@ -383,7 +376,7 @@ func TestCProducersReleaseFromGo(t *testing.T) {
 	base := cLive(t)
 	for _, p := range producers {
 		for _, n := range []int{0, 1, 37} {
-			s, a := newC[abi.Schema](t), newC[abi.Array](t)
+			s, a := testsupport.OffHeap[abi.Schema](t), testsupport.OffHeap[abi.Array](t)
 			p.make(t, s, a, n)
 			releaseArrayC(a)
 			releaseSchemaC(s)
@@ -394,7 +387,7 @@ func TestCProducersReleaseFromGo(t *testing.T) {
 	}
 	count := int(ccall(t, "ct_malformed_count"))
 	for id := 0; id < count; id++ {
-		s, a := newC[abi.Schema](t), newC[abi.Array](t)
+		s, a := testsupport.OffHeap[abi.Schema](t), testsupport.OffHeap[abi.Array](t)
 		if rc := ccall(t, "ct_make_malformed", uintptr(id), addr(s), addr(a)); rc != 0 {
 			t.Fatalf("ct_make_malformed(%d): %d", id, rc)
 		}
@@ -420,7 +413,7 @@ func TestCConsumersAgainstCProducers(t *testing.T) {
 			t.Errorf("%s: %d structs live, want %d", name, got, base)
 		}
 	}
-	s, a := newC[abi.Schema](t), newC[abi.Array](t)
+	s, a := testsupport.OffHeap[abi.Schema](t), testsupport.OffHeap[abi.Array](t)
 	for _, withNulls := range []bool{false, true} {
 		ccall(t, "ct_make_int32", addr(s), addr(a), 100, boolArg(withNulls))
 		check("ct_check_int32", ccall(t, "ct_check_int32", addr(s), addr(a), 100, boolArg(withNulls)))
@@ -433,7 +426,7 @@ func TestCConsumersAgainstCProducers(t *testing.T) {
 	ccall(t, "ct_make_record_batch", addr(s), addr(a), 20)
 	check("ct_check_record_batch", ccall(t, "ct_check_record_batch", addr(s), addr(a), uintptr(cols), 20))
 
-	da := newC[abi.DeviceArray](t)
+	da := testsupport.OffHeap[abi.DeviceArray](t)
 	ccall(t, "ct_make_device_array_cpu", addr(s), addr(da))
 	check("ct_check_device_array_cpu", ccall(t, "ct_check_device_array_cpu", addr(s), addr(da), 10, 1))
 
@@ -446,10 +439,10 @@ func TestCConsumersAgainstCProducers(t *testing.T) {
 		t.Errorf("failed check left %d structs live, want %d", got, base)
 	}
 
-	sum := newC[abi.Array](t) // 8 bytes of C memory are enough for the int64
+	sum := testsupport.OffHeap[abi.Array](t) // 8 bytes of C memory are enough for the int64
 	ccall(t, "ct_make_struct", addr(s), addr(a), 10)
 	releaseSchemaC(s)
-	out := newC[abi.Array](t)
+	out := testsupport.OffHeap[abi.Array](t)
 	check("ct_move_child_and_release", ccall(t, "ct_move_child_and_release", addr(a), 0, addr(out), addr(sum)))
 	if got := *(*int64)(unsafe.Pointer(sum)); got != 0+2+4+6+8 {
 		t.Errorf("sum %d, want 20", got)

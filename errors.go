@@ -47,7 +47,7 @@ type ProducerError struct {
 	// "on_error" or "extract_data" of an async producer, or "release" when
 	// an async producer ended the stream before sending a schema.
 	Call string
-	// Code is the errno-style code the producer gave.
+	// Code is the errno-style code the producer gave (an Errno's value).
 	Code int
 	// Message is the producer's message: get_last_error's, or on_error's
 	// (empty if none).
@@ -63,7 +63,9 @@ func (e *ProducerError) Error() string {
 	return fmt.Sprintf("cdevice: the producer's %s failed with code %d: %s", e.Call, e.Code, e.Message)
 }
 
-func (e *ProducerError) Unwrap() error { return ErrProducer }
+// Unwrap makes the error match ErrProducer and its code as an Errno (so
+// errors.Is(err, syscall.EIO) holds for a producer's EIO on every platform).
+func (e *ProducerError) Unwrap() []error { return []error{ErrProducer, Errno(e.Code)} }
 
 func invalidf(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrInvalid, fmt.Sprintf(format, args...))

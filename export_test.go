@@ -10,6 +10,7 @@ import (
 	"github.com/purearrow/cdevice"
 	"github.com/purearrow/cdevice/abi"
 	"github.com/purearrow/cdevice/internal/ffi"
+	"github.com/purearrow/cdevice/internal/testsupport"
 )
 
 // Export (export.go) to C consumers in testdata/c/cdata.c, and export
@@ -19,7 +20,7 @@ func TestExportToCInt32(t *testing.T) {
 	for _, withNulls := range []bool{false, true} {
 		t.Run(fmt.Sprintf("nulls=%v", withNulls), func(t *testing.T) {
 			before := cdevice.LiveLeaks().Exports()
-			s, a := newC[abi.Schema](t), newC[abi.Array](t)
+			s, a := testsupport.OffHeap[abi.Schema](t), testsupport.OffHeap[abi.Array](t)
 			arr := wantInt32(100, withNulls)
 			err := cdevice.ExportArray(arr, a, s)
 			arr.Release() // the export holds its own reference
@@ -36,7 +37,7 @@ func TestExportToCInt32(t *testing.T) {
 
 func TestExportToCUTF8(t *testing.T) {
 	before := cdevice.LiveLeaks().Exports()
-	s, a := newC[abi.Schema](t), newC[abi.Array](t)
+	s, a := testsupport.OffHeap[abi.Schema](t), testsupport.OffHeap[abi.Array](t)
 	arr := wantUTF8(57)
 	err := cdevice.ExportArray(arr, a, s)
 	arr.Release()
@@ -52,7 +53,7 @@ func TestExportToCUTF8(t *testing.T) {
 func TestExportToCRecordBatch(t *testing.T) {
 	const n = 41
 	before := cdevice.LiveLeaks().Exports()
-	s, a := newC[abi.Schema](t), newC[abi.Array](t)
+	s, a := testsupport.OffHeap[abi.Schema](t), testsupport.OffHeap[abi.Array](t)
 	rb := wantRecordBatch(n)
 	err := cdevice.ExportRecordBatch(rb, a, s)
 	rb.Release()
@@ -69,7 +70,7 @@ func TestExportToCRecordBatch(t *testing.T) {
 
 func TestExportToCDeviceArray(t *testing.T) {
 	before := cdevice.LiveLeaks().Exports()
-	s, da := newC[abi.Schema](t), newC[abi.DeviceArray](t)
+	s, da := testsupport.OffHeap[abi.Schema](t), testsupport.OffHeap[abi.DeviceArray](t)
 	arr := wantInt32(10, true)
 	err := cdevice.ExportDeviceArray(arr, da, s)
 	arr.Release()
@@ -99,8 +100,8 @@ func TestExportMoveChild(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			before := cdevice.LiveLeaks().Exports()
-			a, out := newC[abi.Array](t), newC[abi.Array](t)
-			sum := newC[abi.Array](t) // C memory for the int64 out-param
+			a, out := testsupport.OffHeap[abi.Array](t), testsupport.OffHeap[abi.Array](t)
+			sum := testsupport.OffHeap[abi.Array](t) // C memory for the int64 out-param
 			arr := c.build()
 			err := cdevice.ExportArray(arr, a, nil)
 			arr.Release()

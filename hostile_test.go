@@ -16,6 +16,7 @@ import (
 	"github.com/purearrow/cdevice"
 	"github.com/purearrow/cdevice/abi"
 	"github.com/purearrow/cdevice/internal/ctest"
+	"github.com/purearrow/cdevice/internal/testsupport"
 )
 
 func hxFn(t testing.TB, name string) func(args ...uintptr) uintptr {
@@ -44,7 +45,7 @@ func hxNoLeaks(t *testing.T) {
 // hxCase makes a hostile struct pair with C function name and mode.
 func hxCase(t *testing.T, name string, mode int) (*abi.Schema, *abi.Array) {
 	t.Helper()
-	s, a := newC[abi.Schema](t), newC[abi.Array](t)
+	s, a := testsupport.OffHeap[abi.Schema](t), testsupport.OffHeap[abi.Array](t)
 	if rc := int32(hxFn(t, name)(uintptr(mode), addr(s), addr(a))); rc != 0 {
 		t.Fatalf("%s(%d) = %d", name, mode, rc)
 	}
@@ -82,7 +83,7 @@ func hxTry(t *testing.T, s *abi.Schema, a *abi.Array, how hxHow, opts ...cdevice
 		case hxBatch:
 			got, err = cdevice.ImportRecordBatch(a, s, opts...)
 		case hxDevice:
-			da := newC[abi.DeviceArray](t)
+			da := testsupport.OffHeap[abi.DeviceArray](t)
 			da.Array, da.DeviceType, da.DeviceID = *a, abi.DeviceCPU, -1
 			a.Release = 0 // moved into da
 			moved = &da.Array
@@ -158,7 +159,7 @@ func TestHostileReleasedStructs(t *testing.T) {
 	t.Run("device_array_release_null", func(t *testing.T) {
 		hxNoLeaks(t)
 		s, a := hxCase(t, "hx_released_array", 0)
-		da := newC[abi.DeviceArray](t)
+		da := testsupport.OffHeap[abi.DeviceArray](t)
 		da.Array, da.DeviceType, da.DeviceID = *a, abi.DeviceCPU, -1
 		if got, err := cdevice.ImportDeviceArray(da, s); !errors.Is(err, cdevice.ErrReleased) {
 			if err == nil {
@@ -264,7 +265,7 @@ func TestHostileLyingChildren(t *testing.T) {
 		{"array_run_end_encoded_2_buffers", "has 2 buffers, want 0"},
 		{"array_null_1_buffer", "has 1 buffers, want 0"},
 	}
-	if n := len(cases); int32(hxFn(t, "hx_lying_children")(uintptr(n), addr(newC[abi.Schema](t)), addr(newC[abi.Array](t)))) != -1 {
+	if n := len(cases); int32(hxFn(t, "hx_lying_children")(uintptr(n), addr(testsupport.OffHeap[abi.Schema](t)), addr(testsupport.OffHeap[abi.Array](t)))) != -1 {
 		t.Fatalf("hx_lying_children has a mode %d that this test does not know", n)
 	}
 	for mode, c := range cases {
@@ -317,7 +318,7 @@ func TestHostileCorruptValues(t *testing.T) {
 		{"utf8_view_variadic_size_2^62", true, "buffer 2 would be 4611686018427387904 bytes"},
 		{"utf8_view_offset_int32_max", false, "past the end of buffer 0 (17 bytes)"},
 	}
-	if n := len(cases); int32(hxFn(t, "hx_corrupt")(uintptr(n), addr(newC[abi.Schema](t)), addr(newC[abi.Array](t)))) != -1 {
+	if n := len(cases); int32(hxFn(t, "hx_corrupt")(uintptr(n), addr(testsupport.OffHeap[abi.Schema](t)), addr(testsupport.OffHeap[abi.Array](t)))) != -1 {
 		t.Fatalf("hx_corrupt has a mode %d that this test does not know", n)
 	}
 	check := func(t *testing.T, err error, want string) {
@@ -371,7 +372,7 @@ func TestHostileDoubleRelease(t *testing.T) {
 	t.Run("array", func(t *testing.T) {
 		hxNoLeaks(t)
 		exports, before := cdevice.LiveLeaks().Exports(), doubles()
-		a := newC[abi.Array](t)
+		a := testsupport.OffHeap[abi.Array](t)
 		arr := wantStruct(10)
 		err := cdevice.ExportArray(arr, a, nil)
 		arr.Release()
@@ -387,7 +388,7 @@ func TestHostileDoubleRelease(t *testing.T) {
 	t.Run("schema", func(t *testing.T) {
 		hxNoLeaks(t)
 		exports, before := cdevice.LiveLeaks().Exports(), doubles()
-		s := newC[abi.Schema](t)
+		s := testsupport.OffHeap[abi.Schema](t)
 		rb := wantRecordBatch(1)
 		defer rb.Release()
 		if err := cdevice.ExportSchema(rb.Schema(), s); err != nil {
@@ -399,7 +400,7 @@ func TestHostileDoubleRelease(t *testing.T) {
 	t.Run("device_array", func(t *testing.T) {
 		hxNoLeaks(t)
 		exports, before := cdevice.LiveLeaks().Exports(), doubles()
-		da := newC[abi.DeviceArray](t)
+		da := testsupport.OffHeap[abi.DeviceArray](t)
 		arr := wantInt32(10, true)
 		err := cdevice.ExportDeviceArray(arr, da, nil)
 		arr.Release()
@@ -412,7 +413,7 @@ func TestHostileDoubleRelease(t *testing.T) {
 	t.Run("moved_child", func(t *testing.T) {
 		hxNoLeaks(t)
 		exports, before := cdevice.LiveLeaks().Exports(), doubles()
-		a := newC[abi.Array](t)
+		a := testsupport.OffHeap[abi.Array](t)
 		arr := wantStruct(10)
 		err := cdevice.ExportArray(arr, a, nil)
 		arr.Release()

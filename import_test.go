@@ -10,6 +10,7 @@ import (
 	"github.com/purearrow/cdevice"
 	"github.com/purearrow/cdevice/abi"
 	"github.com/purearrow/cdevice/internal/ffi"
+	"github.com/purearrow/cdevice/internal/testsupport"
 )
 
 // Import (import.go) of structs made by C: testdata/c/cdata.c, built with
@@ -20,7 +21,7 @@ func TestImportCProducers(t *testing.T) {
 		for _, n := range []int{0, 1, 37} {
 			t.Run(fmt.Sprintf("%s/n=%d", p.name, n), func(t *testing.T) {
 				base := cLive(t)
-				s, a := newC[abi.Schema](t), newC[abi.Array](t)
+				s, a := testsupport.OffHeap[abi.Schema](t), testsupport.OffHeap[abi.Array](t)
 				p.make(t, s, a, n)
 				nodes := arrayStructs(a)
 				got, err := importNoPanic(t, a, s)
@@ -64,7 +65,7 @@ func TestImportCProducers(t *testing.T) {
 func TestImportCSlice(t *testing.T) {
 	// A slice of an import keeps the C data alive on its own.
 	base := cLive(t)
-	s, a := newC[abi.Schema](t), newC[abi.Array](t)
+	s, a := testsupport.OffHeap[abi.Schema](t), testsupport.OffHeap[abi.Array](t)
 	ccall(t, "ct_make_utf8", addr(s), addr(a), 20)
 	got, err := cdevice.ImportArray(a, s)
 	if err != nil {
@@ -92,7 +93,7 @@ func TestImportCSlice(t *testing.T) {
 
 func TestImportCField(t *testing.T) {
 	base := cLive(t)
-	s := newC[abi.Schema](t)
+	s := testsupport.OffHeap[abi.Schema](t)
 	ccall(t, "ct_make_struct", addr(s), 0, 0)
 	f, err := cdevice.ImportField(s)
 	if err != nil {
@@ -128,7 +129,7 @@ func TestImportCField(t *testing.T) {
 func TestImportCRecordBatch(t *testing.T) {
 	const n = 37
 	base := cLive(t)
-	s, a := newC[abi.Schema](t), newC[abi.Array](t)
+	s, a := testsupport.OffHeap[abi.Schema](t), testsupport.OffHeap[abi.Array](t)
 	ccall(t, "ct_make_record_batch", addr(s), addr(a), n)
 	nodes := arrayStructs(a)
 	rb, err := cdevice.ImportRecordBatch(a, s)
@@ -156,7 +157,7 @@ func TestImportCRecordBatch(t *testing.T) {
 
 func TestImportCDeviceArray(t *testing.T) {
 	base := cLive(t)
-	s, da := newC[abi.Schema](t), newC[abi.DeviceArray](t)
+	s, da := testsupport.OffHeap[abi.Schema](t), testsupport.OffHeap[abi.DeviceArray](t)
 	ccall(t, "ct_make_device_array_cpu", addr(s), addr(da))
 	got, err := cdevice.ImportDeviceArray(da, s)
 	if err != nil {
@@ -200,7 +201,7 @@ func TestImportMalformed(t *testing.T) {
 					opts = append(opts, cdevice.WithFullValidation())
 				}
 				base := cLive(t)
-				s, a := newC[abi.Schema](t), newC[abi.Array](t)
+				s, a := testsupport.OffHeap[abi.Schema](t), testsupport.OffHeap[abi.Array](t)
 				if rc := ccall(t, "ct_make_malformed", uintptr(id), addr(s), addr(a)); rc != 0 {
 					t.Fatalf("ct_make_malformed(%d): %d", id, rc)
 				}

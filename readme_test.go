@@ -1,6 +1,7 @@
 package cdevice_test
 
 import (
+	"github.com/purearrow/cdevice/internal/testsupport"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -85,6 +86,8 @@ func slicesEqual(a, b []string) bool {
 // buildProgram builds a README program inside the module (so it resolves
 // this module's packages) without leaving it there.
 func buildProgram(t *testing.T, i int, code string) {
+	_, err := exec.LookPath("go")
+	testsupport.Need(t, "the go command", err)
 	dir, err := os.MkdirTemp(".", ".readme-")
 	if err != nil {
 		t.Fatal(err)

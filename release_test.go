@@ -21,7 +21,7 @@ import (
 // release exactly once, and nothing for a released struct or nil.
 
 func TestReleaseSchemaAndArrayC(t *testing.T) {
-	s, a := newC[abi.Schema](t), newC[abi.Array](t)
+	s, a := testsupport.OffHeap[abi.Schema](t), testsupport.OffHeap[abi.Array](t)
 	if rc := ccall(t, "ct_make_int32", addr(s), addr(a), 10, 1); rc != 0 {
 		t.Fatalf("ct_make_int32: %d", rc)
 	}
@@ -44,7 +44,7 @@ func TestReleaseSchemaAndArrayC(t *testing.T) {
 }
 
 func TestReleaseDeviceArrayC(t *testing.T) {
-	d := newC[abi.DeviceArray](t)
+	d := testsupport.OffHeap[abi.DeviceArray](t)
 	if rc := ccall(t, "ct_make_device_array_cpu", 0, addr(d)); rc != 0 {
 		t.Fatalf("ct_make_device_array_cpu: %d", rc)
 	}
@@ -69,7 +69,7 @@ func TestReleaseStreamsC(t *testing.T) {
 	live := func() int64 { return int64(int(stFn(t, "st_live_count")())) }
 	before := live()
 
-	s := newC[abi.ArrayStream](t)
+	s := testsupport.OffHeap[abi.ArrayStream](t)
 	if rc := int32(stFn(t, "st_make_stream")(addr(s), 3, 5, 0, 0, 0)); rc != 0 {
 		t.Fatalf("st_make_stream: %d", rc)
 	}
@@ -83,7 +83,7 @@ func TestReleaseStreamsC(t *testing.T) {
 	cdevice.ReleaseArrayStream(s)
 	cdevice.ReleaseArrayStream(nil)
 
-	d := newC[abi.DeviceArrayStream](t)
+	d := testsupport.OffHeap[abi.DeviceArrayStream](t)
 	if rc := int32(stFn(t, "st_make_device_stream_cpu")(addr(d), 3, 5, 0)); rc != 0 {
 		t.Fatalf("st_make_device_stream_cpu: %d", rc)
 	}
@@ -133,7 +133,7 @@ func TestReleaseOwnExports(t *testing.T) {
 	b.Release()
 	defer arr.Release()
 
-	s, a, d := newC[abi.Schema](t), newC[abi.Array](t), newC[abi.DeviceArray](t)
+	s, a, d := testsupport.OffHeap[abi.Schema](t), testsupport.OffHeap[abi.Array](t), testsupport.OffHeap[abi.DeviceArray](t)
 	if err := cdevice.ExportArray(arr, a, s); err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +161,7 @@ func TestReleaseOwnExports(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rdr.Release()
-	st := newC[abi.ArrayStream](t)
+	st := testsupport.OffHeap[abi.ArrayStream](t)
 	if err := stream.ExportReader(rdr, st); err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +176,7 @@ func TestReleaseOwnExports(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rdr2.Release()
-	ds := newC[abi.DeviceArrayStream](t)
+	ds := testsupport.OffHeap[abi.DeviceArrayStream](t)
 	if err := stream.ExportReaderToDevice(t.Context(), rdr2, device.CPU, ds); err != nil {
 		t.Fatal(err)
 	}

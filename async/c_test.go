@@ -18,7 +18,6 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 	"unsafe"
@@ -358,8 +357,8 @@ func TestCProducerError(t *testing.T) {
 					t.Fatalf("error %v (%T) is not a *ProducerError wrapping ErrProducer", err, err)
 				}
 				want := fmt.Sprintf("injected failure at batch %d", failAt)
-				if pe.Code != int(syscall.EIO) || pe.Message != want {
-					t.Errorf("ProducerError code %d message %q, want %d %q", pe.Code, pe.Message, syscall.EIO, want)
+				if pe.Code != int(cdevice.EIO) || pe.Message != want {
+					t.Errorf("ProducerError code %d message %q, want %d %q", pe.Code, pe.Message, cdevice.EIO, want)
 				}
 				if _, e := h.Next(ctx); !errors.Is(e, cdevice.ErrProducer) {
 					t.Errorf("Next after the error: %v, want the producer's error again", e)
@@ -594,8 +593,8 @@ func TestProduceToCConsumerRefuses(t *testing.T) {
 				if !errors.Is(err, async.ErrConsumer) || !errors.As(err, &ce) {
 					t.Fatalf("Produce: %v (%T), want a *ConsumerError wrapping ErrConsumer", err, err)
 				}
-				if ce.Callback != c.callback || ce.Code != int(syscall.EINVAL) {
-					t.Errorf("ConsumerError %q code %d, want %q %d", ce.Callback, ce.Code, c.callback, syscall.EINVAL)
+				if ce.Callback != c.callback || ce.Code != int(cdevice.EINVAL) {
+					t.Errorf("ConsumerError %q code %d, want %q %d", ce.Callback, ce.Code, c.callback, cdevice.EINVAL)
 				}
 				cc.wait()
 				cc.checkClean()
@@ -628,8 +627,8 @@ func TestProduceToCConsumerBadRequest(t *testing.T) {
 			t.Logf("Produce: %v", err)
 			c.wait()
 			c.checkClean()
-			if code := c.errorCode(); code != int(syscall.EINVAL) {
-				t.Errorf("on_error code %d (%q), want EINVAL (%d)", code, c.errorMessage(), syscall.EINVAL)
+			if code := c.errorCode(); code != int(cdevice.EINVAL) {
+				t.Errorf("on_error code %d (%q), want EINVAL (%d)", code, c.errorMessage(), cdevice.EINVAL)
 			}
 			if n := c.i64("as_consumer_received"); n != 0 {
 				t.Errorf("%d tasks delivered though none was requested", n)
@@ -727,7 +726,7 @@ func TestCAsyncHarness(t *testing.T) {
 		acCall(t, "as_produce", acPtr(c.handler()), int64(10), int64(5), 2, int64(4), 0, int64(abi.DeviceCPU))
 		c.wait()
 		c.checkClean()
-		if code, msg := c.errorCode(), c.errorMessage(); code != int(syscall.EIO) || msg != "injected failure at batch 4" {
+		if code, msg := c.errorCode(), c.errorMessage(); code != int(cdevice.EIO) || msg != "injected failure at batch 4" {
 			t.Errorf("on_error(%d, %q), want EIO and the injected message", code, msg)
 		}
 	})

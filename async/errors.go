@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/purearrow/cdevice"
 	"github.com/purearrow/cdevice/abi"
 )
 
@@ -27,7 +28,8 @@ func (e *ConsumerError) Error() string {
 	return fmt.Sprintf("async: the handler's %s returned %d", e.Callback, e.Code)
 }
 
-func (e *ConsumerError) Unwrap() error { return ErrConsumer }
+// Unwrap makes the error match ErrConsumer and its code as a cdevice.Errno.
+func (e *ConsumerError) Unwrap() []error { return []error{ErrConsumer, cdevice.Errno(e.Code)} }
 
 // An Option configures a Handler.
 type Option func(*Handler)

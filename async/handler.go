@@ -14,7 +14,6 @@ import (
 	"github.com/purearrow/cdevice"
 	"github.com/purearrow/cdevice/abi"
 	"github.com/purearrow/cdevice/internal/cmeta"
-	"github.com/purearrow/cdevice/internal/errno"
 	"github.com/purearrow/cdevice/internal/ffi"
 	"github.com/purearrow/cdevice/internal/leak"
 )
@@ -96,13 +95,13 @@ var (
 		if h := handlerOf(hp); h != nil {
 			return h.onSchema((*abi.Schema)(abi.Pointer(s)))
 		}
-		return errno.EINVAL
+		return uintptr(cdevice.EINVAL)
 	})
 	onNextTaskCB = ffi.NewCallback3("ArrowAsyncDeviceStreamHandler.on_next_task", func(hp, task, md uintptr) uintptr {
 		if h := handlerOf(hp); h != nil {
 			return h.onNextTask(task, md)
 		}
-		return errno.EINVAL
+		return uintptr(cdevice.EINVAL)
 	})
 	onErrorCB = ffi.NewCallback4("ArrowAsyncDeviceStreamHandler.on_error", func(hp, code, msg, md uintptr) uintptr {
 		if h := handlerOf(hp); h != nil {
@@ -201,7 +200,7 @@ func (h *Handler) onSchema(s *abi.Schema) uintptr {
 	h.mu.Unlock()
 	h.signal()
 	if err != nil {
-		return errno.EINVAL // the producer stops and releases us
+		return uintptr(cdevice.EINVAL) // the producer stops and releases us
 	}
 	h.request(h.depth) // allowed from on_schema: request never calls back
 	return 0
@@ -300,7 +299,7 @@ func (h *Handler) onNextTask(task, md uintptr) uintptr {
 		return 0
 	}
 	if (*abi.AsyncTask)(abi.Pointer(task)).ExtractData == 0 {
-		return errno.EINVAL // nothing to extract it with, or to give it back
+		return uintptr(cdevice.EINVAL) // nothing to extract it with, or to give it back
 	}
 	meta, err := cmeta.Decode(md)
 	h.mu.Lock()
@@ -309,7 +308,7 @@ func (h *Handler) onNextTask(task, md uintptr) uintptr {
 		// Not under mu: extract_data may call on_error.
 		discard((*abi.AsyncTask)(abi.Pointer(task)))
 		if err != nil {
-			return errno.EINVAL
+			return uintptr(cdevice.EINVAL)
 		}
 		return 0
 	}
@@ -356,7 +355,7 @@ func (h *Handler) release() {
 	}
 	h.released = true
 	// The producer ended the stream without a schema: its error, as on_error would give it.
-	h.schemaDone(nil, &cdevice.ProducerError{Call: "release", Code: errno.EIO, Message: "the producer released the handler before sending a schema"})
+	h.schemaDone(nil, &cdevice.ProducerError{Call: "release", Code: int(cdevice.EIO), Message: "the producer released the handler before sending a schema"})
 	ffi.Handle(h.c.PrivateData).Delete()
 	if h.callerC {
 		// The caller's to free; marked released so it reads as such (and

@@ -9,7 +9,6 @@ package async_test
 import (
 	"context"
 	"errors"
-	"syscall"
 	"testing"
 	"unsafe"
 
@@ -58,12 +57,12 @@ func TestHostileHandler(t *testing.T) {
 		code     int
 		tasks    int64
 	}{
-		{"on_schema_fails", hxFailSchema, "on_schema", int(syscall.EINVAL), 0},
-		{"on_schema_fails_after_releasing_schema", hxFailSchemaReleased, "on_schema", int(syscall.EINVAL), 0},
-		{"every_step_fails", hxFailSchema | hxFailTask | hxFailEnd, "on_schema", int(syscall.EINVAL), 0},
-		{"first_task_fails", hxFailTask, "on_next_task", int(syscall.EINVAL), 1},
-		{"first_task_fails_after_extract", hxFailTaskExtracted, "on_next_task", int(syscall.EIO), 1},
-		{"request_zero", hxBadRequest, "request", int(syscall.EINVAL), 0},
+		{"on_schema_fails", hxFailSchema, "on_schema", int(cdevice.EINVAL), 0},
+		{"on_schema_fails_after_releasing_schema", hxFailSchemaReleased, "on_schema", int(cdevice.EINVAL), 0},
+		{"every_step_fails", hxFailSchema | hxFailTask | hxFailEnd, "on_schema", int(cdevice.EINVAL), 0},
+		{"first_task_fails", hxFailTask, "on_next_task", int(cdevice.EINVAL), 1},
+		{"first_task_fails_after_extract", hxFailTaskExtracted, "on_next_task", int(cdevice.EIO), 1},
+		{"request_zero", hxBadRequest, "request", int(cdevice.EINVAL), 0},
 		{"extract_twice", hxExtractTwice, "", 0, batches},
 		{"end_fails", hxFailEnd, "", 0, batches},
 	}
@@ -104,7 +103,7 @@ func TestHostileHandler(t *testing.T) {
 					t.Errorf("%d rows extracted, want %d", n, rows)
 				}
 			case hxExtractTwice:
-				if n := counter(6); n != int64(syscall.EINVAL) {
+				if n := counter(6); n != int64(cdevice.EINVAL) {
 					t.Errorf("a task's second extract_data returned %d, want EINVAL", n)
 				}
 				if n := counter(7); n != batches*rows {
@@ -112,7 +111,7 @@ func TestHostileHandler(t *testing.T) {
 				}
 			}
 			if c.mode == hxBadRequest {
-				if n, code := counter(3), counter(5); n != 1 || code != int64(syscall.EINVAL) {
+				if n, code := counter(3), counter(5); n != 1 || code != int64(cdevice.EINVAL) {
 					t.Errorf("on_error called %d times, last code %d; want once with EINVAL", n, code)
 				}
 			} else if n := counter(3); n != 0 {
@@ -154,7 +153,7 @@ func TestHostileProducerNulls(t *testing.T) {
 			}
 			hxFn(t, "hx_produce_nulls")(uintptr(unsafe.Pointer(h.C())), arg, uintptr(mem))
 			rc := unsafe.Slice((*int64)(mem), 8)
-			einval := int64(syscall.EINVAL)
+			einval := int64(cdevice.EINVAL)
 			for i, what := range []string{"on_schema(h, NULL)", "on_schema(NULL, schema)", "on_next_task(NULL, task)", "", "on_schema after release", "on_next_task after release"} {
 				if what != "" && rc[i] != einval {
 					t.Errorf("%s = %d, want EINVAL", what, rc[i])
@@ -194,7 +193,7 @@ func TestHostileProducerNullExtract(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rc := int32(hxFn(t, "hx_produce_null_extract")(uintptr(unsafe.Pointer(h.C())))); rc != 0 && rc != int32(syscall.EINVAL) {
+	if rc := int32(hxFn(t, "hx_produce_null_extract")(uintptr(unsafe.Pointer(h.C())))); rc != 0 && rc != int32(cdevice.EINVAL) {
 		t.Fatalf("hx_produce_null_extract = %d", rc)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), acTimeout)

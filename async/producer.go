@@ -15,7 +15,6 @@ import (
 	"github.com/purearrow/cdevice/abi"
 	"github.com/purearrow/cdevice/device"
 	"github.com/purearrow/cdevice/internal/cmeta"
-	"github.com/purearrow/cdevice/internal/errno"
 	"github.com/purearrow/cdevice/internal/ffi"
 	"github.com/purearrow/cdevice/internal/leak"
 )
@@ -157,7 +156,7 @@ func extract(t *abi.AsyncTask, out uintptr) uintptr {
 	v, ok := ffi.Handle(t.PrivateData).Delete()
 	k, _ := v.(*task)
 	if !ok || k == nil {
-		return errno.EINVAL // a second call, or not our task
+		return uintptr(cdevice.EINVAL) // a second call, or not our task
 	}
 	t.PrivateData = 0
 	defer k.finish()
@@ -165,7 +164,7 @@ func extract(t *abi.AsyncTask, out uintptr) uintptr {
 		return 0
 	}
 	if err := k.b.Export((*abi.DeviceArray)(abi.Pointer(out)), nil); err != nil {
-		return uintptr(errno.EIO)
+		return uintptr(cdevice.EIO)
 	}
 	return 0
 }
@@ -209,7 +208,7 @@ func Produce(ctx context.Context, sc *arrow.Schema, deviceType abi.DeviceType,
 			what = "batches"
 		}
 		err = fmt.Errorf("%w: Produce: must have non-nil %s", cdevice.ErrInvalid, what)
-		p.onError(errno.EINVAL, err)
+		p.onError(cdevice.EINVAL, err)
 		return err
 	}
 	if err := p.sendSchema(sc); err != nil {
@@ -237,7 +236,7 @@ func Produce(ctx context.Context, sc *arrow.Schema, deviceType abi.DeviceType,
 			if b != nil {
 				b.Release()
 			}
-			p.onError(errno.Of(err), err)
+			p.onError(cdevice.ErrnoOf(err), err)
 			return err
 		}
 		th := p.newTask(b)
@@ -305,7 +304,7 @@ func (p *producer) sendSchema(sc *arrow.Schema) error {
 	s := cdevice.New[abi.Schema]()
 	defer cdevice.Free(s)
 	if err := cdevice.ExportSchema(sc, s); err != nil {
-		p.onError(errno.EINVAL, err)
+		p.onError(cdevice.EINVAL, err)
 		return err
 	}
 	rc := int32(ffi.Call(p.h.OnSchema, p.hp(), uintptr(unsafe.Pointer(s))))
@@ -322,7 +321,7 @@ func (p *producer) sendSchema(sc *arrow.Schema) error {
 func (p *producer) waitForRequest(ctx context.Context) (stop bool, err error) {
 	for {
 		if err := ctx.Err(); err != nil {
-			p.onError(errno.ECANCELED, err)
+			p.onError(cdevice.ECANCELED, err)
 			return true, err
 		}
 		p.mu.Lock()
@@ -333,8 +332,8 @@ func (p *producer) waitForRequest(ctx context.Context) (stop bool, err error) {
 		p.mu.Unlock()
 		switch {
 		case bad != 0:
-			err := &ConsumerError{Callback: "request", Code: errno.EINVAL}
-			p.onError(errno.EINVAL, fmt.Errorf("request(%d): n must be positive", bad+1))
+			err := &ConsumerError{Callback: "request", Code: int(cdevice.EINVAL)}
+			p.onError(cdevice.EINVAL, fmt.Errorf("request(%d): n must be positive", bad+1))
 			return true, err
 		case cancelled:
 			return true, nil
@@ -344,13 +343,13 @@ func (p *producer) waitForRequest(ctx context.Context) (stop bool, err error) {
 		select {
 		case <-p.wake:
 		case <-ctx.Done():
-			p.onError(errno.ECANCELED, ctx.Err())
+			p.onError(cdevice.ECANCELED, ctx.Err())
 			return true, ctx.Err()
 		}
 	}
 }
 
-func (p *producer) onError(code int32, err error) {
+func (p *producer) onError(code cdevice.Errno, err error) {
 	msg, _ := ffi.CString(err.Error())
 	defer ffi.Free(msg)
 	ffi.Call(p.h.OnError, p.hp(), uintptr(uint32(code)), uintptr(msg), 0)

@@ -1,9 +1,7 @@
-//go:build unix
-
 // Regression tests for the three failures found in arrow-go v18.8.0's async
 // code (issue 5), and protocol tests that drive a Handler from a
-// hand-written producer. Unix only: the no-spin tests read the process's
-// CPU time with getrusage.
+// hand-written producer. The no-spin tests read the process's CPU time
+// (cputime_*_test.go).
 
 package async_test
 
@@ -16,7 +14,6 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 	"unsafe"
@@ -687,15 +684,6 @@ func TestHandlerOnErrorFromCancel(t *testing.T) {
 }
 
 // ---- (3) no spinning while nothing is requested ----
-
-// cpuTime is the CPU time this process has used so far, user and system.
-func cpuTime(tb testing.TB) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		tb.Fatalf("getrusage: %v", err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
 
 // idleBudget is the CPU time the whole process may use while both sides
 // wait 300 ms: a spinning producer or consumer uses about all of it.

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"iter"
-	"syscall"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/purearrow/cdevice"
@@ -34,7 +33,8 @@ type AsyncRecordBatchStream struct {
 
 // AsyncStreamError is a producer's on_error: its errno-style code, message
 // and metadata (in the C metadata encoding). It matches cdevice.ErrProducer
-// and syscall.Errno(Code) with errors.Is.
+// and cdevice.Errno(Code) with errors.Is, so the natural Go error of its
+// code too (syscall.EIO for EIO, on every platform).
 type AsyncStreamError struct {
 	Code     int
 	Msg      string
@@ -45,7 +45,7 @@ func (e AsyncStreamError) Error() string { return e.Msg }
 
 // Unwrap makes the error match cdevice.ErrProducer and its errno.
 func (e AsyncStreamError) Unwrap() []error {
-	return []error{cdevice.ErrProducer, syscall.Errno(e.Code)}
+	return []error{cdevice.ErrProducer, cdevice.Errno(e.Code)}
 }
 
 // streamError is err as arrow-go reports it: a producer's on_error as an
@@ -149,7 +149,7 @@ func ExportAsyncRecordBatchStream(schema *arrow.Schema, stream <-chan RecordMess
 // arrow-go's producer does.
 type sourceError struct{ error }
 
-func (e sourceError) Unwrap() []error { return []error{e.error, syscall.EINVAL} }
+func (e sourceError) Unwrap() []error { return []error{e.error, cdevice.EINVAL} }
 
 // messages yields stream's records as CPU device batches, without copying.
 func messages(stream <-chan RecordMessage) iter.Seq2[async.Batch, error] {

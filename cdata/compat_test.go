@@ -69,7 +69,7 @@ func TestNilAndUnexportable(t *testing.T) {
 // A producer's on_error reaches the async consumer as arrow-go's
 // AsyncStreamError, which also matches cdevice.ErrProducer and its errno.
 func TestAsyncStreamErrorMatches(t *testing.T) {
-	e := cdata.AsyncStreamError{Code: int(syscall.EIO), Msg: "boom"}
+	e := cdata.AsyncStreamError{Code: int(cdevice.EIO), Msg: "boom"}
 	if !errors.Is(e, cdevice.ErrProducer) || !errors.Is(e, syscall.EIO) || e.Error() != "boom" {
 		t.Errorf("AsyncStreamError %v does not match ErrProducer and EIO", e)
 	}

@@ -2,7 +2,6 @@ package cdata
 
 import (
 	"errors"
-	"syscall"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/purearrow/cdevice"
@@ -21,8 +20,9 @@ func (e *compatError) Unwrap() []error { return append([]error{e.err}, e.also...
 
 // compat adds arrow-go's sentinels to err: arrow.ErrInvalid to invalid input
 // and to input arrow-go cannot represent (its importer reports both as
-// invalid), arrow.ErrNotImplemented to the latter too, and a producer's errno
-// as a syscall.Errno, as arrow-go's stream reader reports it.
+// invalid), and arrow.ErrNotImplemented to the latter too. A producer's code
+// is in the chain already, as a cdevice.Errno that errors.As finds as the
+// syscall.Errno arrow-go's stream reader reports.
 func compat(err error) error {
 	if err == nil {
 		return nil
@@ -34,10 +34,6 @@ func compat(err error) error {
 	}
 	if unsupported && !errors.Is(err, arrow.ErrNotImplemented) {
 		also = append(also, arrow.ErrNotImplemented)
-	}
-	var pe *cdevice.ProducerError
-	if errors.As(err, &pe) && pe.Code != 0 {
-		also = append(also, syscall.Errno(pe.Code))
 	}
 	if len(also) == 0 {
 		return err

@@ -28,6 +28,7 @@ import (
 	"github.com/purearrow/cdevice/device/opencl"
 	"github.com/purearrow/cdevice/internal/ctest"
 	"github.com/purearrow/cdevice/internal/ffi"
+	"github.com/purearrow/cdevice/internal/testsupport"
 	"github.com/purearrow/cdevice/stream"
 )
 
@@ -40,14 +41,6 @@ func cstFn(t testing.TB, name string) func(...uintptr) uintptr {
 }
 
 func cstPtr[T any](p *T) uintptr { return uintptr(unsafe.Pointer(p)) }
-
-// cstNew returns a zeroed T off the Go heap, freed when the test ends: C
-// writes into it, and a Go stack variable may move under a uintptr.
-func cstNew[T cdevice.Struct](t testing.TB) *T {
-	p := cdevice.New[T]()
-	t.Cleanup(func() { cdevice.Free(p) })
-	return p
-}
 
 func cstInt64(t testing.TB) *int64 {
 	p, err := ffi.Calloc(8)
@@ -165,7 +158,7 @@ func cstCheckBatch(t testing.TB, b, rows int, got arrow.RecordBatch) {
 // cstMakeStream has stream.c make an ArrowArrayStream.
 func cstMakeStream(t *testing.T, batches, rows int, failSchema bool, failAt int, empty bool) *abi.ArrayStream {
 	t.Helper()
-	s := cstNew[abi.ArrayStream](t)
+	s := testsupport.OffHeap[abi.ArrayStream](t)
 	fs, e := uintptr(0), uintptr(0)
 	if failSchema {
 		fs = 1
@@ -210,13 +203,13 @@ func TestCHarness(t *testing.T) {
 		t.Errorf("st_drain = %d (%d rows), want 4 (36 rows): %s", n, *out, ffi.GoString(cstFn(t, "st_last_error")()))
 	}
 	s = cstMakeStream(t, 4, 9, false, 3, false)
-	if n := int64(int(cstFn(t, "st_drain")(cstPtr(s), 4, cstPtr(out)))); n != -int64(syscall.EIO) {
+	if n := int64(int(cstFn(t, "st_drain")(cstPtr(s), 4, cstPtr(out)))); n != -int64(cdevice.EIO) {
 		t.Errorf("st_drain of a failing stream = %d, want -EIO", n)
 	}
 	if msg := ffi.GoString(cstFn(t, "st_last_error")()); msg != "injected failure at batch 3" {
 		t.Errorf("st_last_error = %q", msg)
 	}
-	ds := cstNew[abi.DeviceArrayStream](t)
+	ds := testsupport.OffHeap[abi.DeviceArrayStream](t)
 	if rc := int32(cstFn(t, "st_make_device_stream_cpu")(cstPtr(ds), 3, 5, cstNever)); rc != 0 {
 		t.Fatalf("st_make_device_stream_cpu = %d", rc)
 	}
@@ -284,8 +277,8 @@ func TestCProducerSchemaError(t *testing.T) {
 	if !errors.Is(err, cdevice.ErrProducer) || !errors.As(err, &pe) {
 		t.Fatalf("error %v (%T) is not a *ProducerError wrapping ErrProducer", err, err)
 	}
-	if pe.Code != int(syscall.EINVAL) || pe.Message != "injected failure at get_schema" {
-		t.Errorf("ProducerError code %d message %q, want %d %q", pe.Code, pe.Message, syscall.EINVAL, "injected failure at get_schema")
+	if pe.Code != int(cdevice.EINVAL) || pe.Message != "injected failure at get_schema" {
+		t.Errorf("ProducerError code %d message %q, want %d %q", pe.Code, pe.Message, cdevice.EINVAL, "injected failure at get_schema")
 	}
 	if !strings.Contains(err.Error(), "injected failure at get_schema") {
 		t.Errorf("error text %q lacks the producer's message", err)
@@ -332,8 +325,8 @@ func TestCProducerGetNextError(t *testing.T) {
 					t.Fatalf("error %v (%T) is not a *ProducerError", err, err)
 				}
 				want := fmt.Sprintf("injected failure at batch %d", k)
-				if pe.Code != int(syscall.EIO) || pe.Message != want {
-					t.Errorf("ProducerError code %d message %q, want %d %q", pe.Code, pe.Message, syscall.EIO, want)
+				if pe.Code != int(cdevice.EIO) || pe.Message != want {
+					t.Errorf("ProducerError code %d message %q, want %d %q", pe.Code, pe.Message, cdevice.EIO, want)
 				}
 				if r.Next() || !errors.Is(r.Err(), cdevice.ErrProducer) {
 					t.Errorf("after the failure: Next true or Err %v", r.Err())
@@ -509,7 +502,7 @@ func (r *cstFailingReader) Err() error {
 // cstExport exports rdr (dropping our reference) into C memory.
 func cstExport(t *testing.T, rdr array.RecordReader) *abi.ArrayStream {
 	t.Helper()
-	s := cstNew[abi.ArrayStream](t)
+	s := testsupport.OffHeap[abi.ArrayStream](t)
 	err := stream.ExportReader(rdr, s)
 	rdr.Release()
 	if err != nil {
@@ -560,12 +553,12 @@ func TestCConsumerGoError(t *testing.T) {
 		name      string
 		failAfter int
 		err       error
-		code      syscall.Errno
+		code      cdevice.Errno
 	}{
-		{"plain", 2, errors.New("go source broke after 2 batches"), syscall.EIO},
-		{"at once", 0, errors.New("go source broke at once"), syscall.EIO},
-		{"invalid", 1, fmt.Errorf("bad batch from the source: %w", cdevice.ErrInvalid), syscall.EINVAL},
-		{"errno", 1, fmt.Errorf("writing the spill file: %w", syscall.ENOSPC), syscall.ENOSPC},
+		{"plain", 2, errors.New("go source broke after 2 batches"), cdevice.EIO},
+		{"at once", 0, errors.New("go source broke at once"), cdevice.EIO},
+		{"invalid", 1, fmt.Errorf("bad batch from the source: %w", cdevice.ErrInvalid), cdevice.EINVAL},
+		{"errno", 1, fmt.Errorf("writing the spill file: %w", syscall.ENOSPC), cdevice.ENOSPC},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			cstNoLeaks(t)
@@ -595,7 +588,7 @@ func TestCConsumerRawCalls(t *testing.T) {
 		getNext, lastErr := cstFn(t, "st_get_next_raw"), cstFn(t, "st_get_last_error_raw")
 		getSchema, release, releaseArray := cstFn(t, "st_get_schema_raw"), cstFn(t, "st_release_raw"), cstFn(t, "st_release_array")
 		s := cstExport(t, cstReader(t, cstBatches(t, 2, 3, 0)))
-		out, sch := cstNew[abi.Array](t), cstNew[abi.Schema](t)
+		out, sch := testsupport.OffHeap[abi.Array](t), testsupport.OffHeap[abi.Schema](t)
 		if p := lastErr(cstPtr(s)); p != 0 {
 			t.Errorf("get_last_error before any call = %q, want NULL", ffi.GoString(p))
 		}
@@ -620,7 +613,7 @@ func TestCConsumerRawCalls(t *testing.T) {
 			t.Errorf("get_schema after the end = %d, format %q", rc, ffi.GoString(sch.Format))
 		}
 		ffi.Call(sch.Release, cstPtr(sch))
-		stale := cstNew[abi.ArrayStream](t)
+		stale := testsupport.OffHeap[abi.ArrayStream](t)
 		*stale = *s
 		release(cstPtr(s))
 		if !s.Released() {
@@ -642,13 +635,13 @@ func TestCConsumerRawCalls(t *testing.T) {
 		src := &cstFailingReader{recs: cstBatches(t, 3, 2, 0), failAfter: 1, err: errors.New("boom from Go")}
 		src.refs.Store(1)
 		s := cstExport(t, src)
-		out := cstNew[abi.Array](t)
+		out := testsupport.OffHeap[abi.Array](t)
 		if rc := int32(getNext(cstPtr(s), cstPtr(out))); rc != 0 {
 			t.Fatalf("get_next #1 = %d", rc)
 		}
 		releaseArray(cstPtr(out))
 		for i := range 2 {
-			if rc := int32(getNext(cstPtr(s), cstPtr(out))); rc != int32(syscall.EIO) {
+			if rc := int32(getNext(cstPtr(s), cstPtr(out))); rc != int32(cdevice.EIO) {
 				t.Errorf("get_next #%d = %d, want EIO", i+2, rc)
 			}
 			if msg := ffi.GoString(lastErr(cstPtr(s))); !strings.Contains(msg, "boom from Go") {
@@ -694,7 +687,7 @@ func TestCConsumerConcurrentGetNext(t *testing.T) {
 func TestCProducerDeviceStreamCPU(t *testing.T) {
 	const batches, rows = 3, 6
 	mk := func(t *testing.T, failAt int) *stream.DeviceReader {
-		s := cstNew[abi.DeviceArrayStream](t)
+		s := testsupport.OffHeap[abi.DeviceArrayStream](t)
 		if rc := int32(cstFn(t, "st_make_device_stream_cpu")(cstPtr(s), batches, rows, uintptr(failAt))); rc != 0 {
 			t.Fatalf("st_make_device_stream_cpu = %d", rc)
 		}
@@ -792,7 +785,7 @@ func TestCProducerDeviceStreamCPU(t *testing.T) {
 			n++
 		}
 		var pe *cdevice.ProducerError
-		if n != 1 || !errors.As(err, &pe) || pe.Code != int(syscall.EIO) || pe.Message != "injected failure at batch 2" {
+		if n != 1 || !errors.As(err, &pe) || pe.Code != int(cdevice.EIO) || pe.Message != "injected failure at batch 2" {
 			t.Errorf("%d batches, error %v; want 1 and EIO \"injected failure at batch 2\"", n, err)
 		}
 		r.Release()
@@ -865,7 +858,7 @@ func TestCProducerBlockedContext(t *testing.T) {
 	})
 	t.Run("DeviceReader", func(t *testing.T) {
 		cstNoLeaks(t)
-		s := cstNew[abi.DeviceArrayStream](t)
+		s := testsupport.OffHeap[abi.DeviceArrayStream](t)
 		if rc := int32(cstFn(t, "st_make_device_stream_cpu")(cstPtr(s), batches, rows, cstNever)); rc != 0 {
 			t.Fatalf("st_make_device_stream_cpu = %d", rc)
 		}
@@ -912,7 +905,7 @@ func TestCProducerDeviceStreamOpenCL(t *testing.T) {
 	if dev.UsesSVM() {
 		svm = 1
 	}
-	s := cstNew[abi.DeviceArrayStream](t)
+	s := testsupport.OffHeap[abi.DeviceArrayStream](t)
 	if rc := int32(f("peer_make_device_stream")(cstPtr(s), dev.Context(), dev.CommandQueue(), svm, uintptr(dev.ID()), batches, rows)); rc != 0 {
 		t.Fatalf("peer_make_device_stream = %d", rc)
 	}
@@ -963,7 +956,7 @@ func TestCConsumerDeviceStreamCPU(t *testing.T) {
 	t.Run("ExportReaderToDevice", func(t *testing.T) {
 		cstNoLeaks(t)
 		const batches, rows = 5, 8
-		s := cstNew[abi.DeviceArrayStream](t)
+		s := testsupport.OffHeap[abi.DeviceArrayStream](t)
 		rdr := cstReader(t, cstBatches(t, batches, rows, 2))
 		err := stream.ExportReaderToDevice(context.Background(), rdr, device.CPU, s)
 		rdr.Release()
@@ -986,11 +979,11 @@ func TestCConsumerDeviceStreamCPU(t *testing.T) {
 			}
 			yield(nil, errors.New("device source gave out"))
 		}
-		s := cstNew[abi.DeviceArrayStream](t)
+		s := testsupport.OffHeap[abi.DeviceArrayStream](t)
 		if err := stream.ExportDeviceStream(cstSchema, abi.DeviceCPU, seq, s); err != nil {
 			t.Fatal(err)
 		}
-		if n, _, msg := drain(t, s, 5); n != -int64(syscall.EIO) || !strings.Contains(msg, "device source gave out") {
+		if n, _, msg := drain(t, s, 5); n != -int64(cdevice.EIO) || !strings.Contains(msg, "device source gave out") {
 			t.Errorf("st_drain_device_cpu = %d (%q), want -EIO with the Go message", n, msg)
 		}
 	})

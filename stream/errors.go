@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/purearrow/cdevice"
-	"github.com/purearrow/cdevice/internal/errno"
 )
 
 var (
@@ -26,7 +25,7 @@ type producerFailure struct {
 func (e producerFailure) Unwrap() []error { return []error{e.ProducerError, e.err} }
 
 func directError(err error) error {
-	return producerFailure{&cdevice.ProducerError{Call: "get_next", Code: int(errno.Of(err)), Message: err.Error()}, err}
+	return producerFailure{&cdevice.ProducerError{Call: "get_next", Code: int(cdevice.ErrnoOf(err)), Message: err.Error()}, err}
 }
 
 // An Option changes how a stream is imported (or, WithOnRelease, exported).

@@ -50,7 +50,7 @@ func deviceErr(ctx context.Context, s *abi.DeviceArrayStream, opts ...stream.Opt
 // hxDeviceStream makes a hostile ArrowDeviceArrayStream of the given kind.
 func hxDeviceStream(t *testing.T, kind, rows int) *abi.DeviceArrayStream {
 	t.Helper()
-	s := cstNew[abi.DeviceArrayStream](t)
+	s := testsupport.OffHeap[abi.DeviceArrayStream](t)
 	if rc := int32(hxFn(t, "hx_make_device_stream")(cstPtr(s), uintptr(kind), uintptr(rows))); rc != 0 {
 		t.Fatalf("hx_make_device_stream = %d", rc)
 	}
@@ -61,7 +61,7 @@ func hxDeviceStream(t *testing.T, kind, rows int) *abi.DeviceArrayStream {
 // cpuDeviceStream is stream.c's CPU device stream of batches of 3 rows.
 func cpuDeviceStream(t *testing.T, batches int, failAt uintptr) *abi.DeviceArrayStream {
 	t.Helper()
-	s := cstNew[abi.DeviceArrayStream](t)
+	s := testsupport.OffHeap[abi.DeviceArrayStream](t)
 	if rc := int32(cstFn(t, "st_make_device_stream_cpu")(cstPtr(s), uintptr(batches), 3, failAt)); rc != 0 {
 		t.Fatalf("st_make_device_stream_cpu = %d", rc)
 	}
@@ -104,7 +104,7 @@ func TestErrorPaths(t *testing.T) {
 			return err
 		}),
 		testsupport.Case("ImportReader/released", stream.ErrReleased, func(t *testing.T) error {
-			_, err := stream.ImportReader(cstNew[abi.ArrayStream](t))
+			_, err := stream.ImportReader(testsupport.OffHeap[abi.ArrayStream](t))
 			return err
 		}),
 		testsupport.Case("ImportReader/NULL get_schema", cdevice.ErrInvalid, func(t *testing.T) error {
@@ -153,7 +153,7 @@ func TestErrorPaths(t *testing.T) {
 			return err
 		}),
 		testsupport.Case("ImportDeviceStream/released", stream.ErrReleased, func(t *testing.T) error {
-			_, err := stream.ImportDeviceStream(cstNew[abi.DeviceArrayStream](t))
+			_, err := stream.ImportDeviceStream(testsupport.OffHeap[abi.DeviceArrayStream](t))
 			return err
 		}),
 		testsupport.Case("DeviceReader.Next/get_next fails", cdevice.ErrProducer, func(t *testing.T) error {
@@ -180,7 +180,7 @@ func TestErrorPaths(t *testing.T) {
 			return nil
 		}),
 		testsupport.Case("ExportReader/nil reader", cdevice.ErrInvalid, func(t *testing.T) error {
-			return stream.ExportReader(nil, cstNew[abi.ArrayStream](t))
+			return stream.ExportReader(nil, testsupport.OffHeap[abi.ArrayStream](t))
 		}),
 		testsupport.Case("ExportReader/nil out", cdevice.ErrInvalid, func(t *testing.T) error {
 			rdr := cstReader(t, nil)
@@ -188,10 +188,10 @@ func TestErrorPaths(t *testing.T) {
 			return stream.ExportReader(rdr, nil)
 		}),
 		testsupport.Case("ExportDeviceStream/nil", cdevice.ErrInvalid, func(t *testing.T) error {
-			return stream.ExportDeviceStream(nil, abi.DeviceCPU, nil, cstNew[abi.DeviceArrayStream](t))
+			return stream.ExportDeviceStream(nil, abi.DeviceCPU, nil, testsupport.OffHeap[abi.DeviceArrayStream](t))
 		}),
 		testsupport.Case("ExportDeviceStream/the source's error read back", cdevice.ErrProducer, func(t *testing.T) error {
-			s := cstNew[abi.DeviceArrayStream](t)
+			s := testsupport.OffHeap[abi.DeviceArrayStream](t)
 			var batches iter.Seq2[*cdevice.DeviceRecordBatch, error] = func(yield func(*cdevice.DeviceRecordBatch, error) bool) {
 				yield(nil, errSource)
 			}
@@ -201,10 +201,10 @@ func TestErrorPaths(t *testing.T) {
 			return deviceErr(ctx, s)
 		}),
 		testsupport.Case("ExportReaderToDevice/nil", cdevice.ErrInvalid, func(t *testing.T) error {
-			return stream.ExportReaderToDevice(ctx, nil, device.CPU, cstNew[abi.DeviceArrayStream](t))
+			return stream.ExportReaderToDevice(ctx, nil, device.CPU, testsupport.OffHeap[abi.DeviceArrayStream](t))
 		}),
 		testsupport.Case("ExportReaderToDevice/canceled, read back", cdevice.ErrProducer, func(t *testing.T) error {
-			s := cstNew[abi.DeviceArrayStream](t)
+			s := testsupport.OffHeap[abi.DeviceArrayStream](t)
 			rdr := cstReader(t, cstBatches(t, 2, 3, 0))
 			defer rdr.Release()
 			if err := stream.ExportReaderToDevice(testsupport.CanceledContext(), rdr, device.CPU, s); err != nil {
@@ -257,7 +257,7 @@ func TestExportDeviceStreamOnRelease(t *testing.T) {
 					}
 				}
 			}
-			s := cstNew[abi.DeviceArrayStream](t)
+			s := testsupport.OffHeap[abi.DeviceArrayStream](t)
 			if err := stream.ExportDeviceStream(cstSchema, abi.DeviceCPU, batches, s, stream.WithOnRelease(func() { released.Add(1) })); err != nil {
 				t.Fatal(err)
 			}

@@ -12,7 +12,6 @@ import (
 	"github.com/purearrow/cdevice"
 	"github.com/purearrow/cdevice/abi"
 	"github.com/purearrow/cdevice/device"
-	"github.com/purearrow/cdevice/internal/errno"
 	"github.com/purearrow/cdevice/internal/ffi"
 	"github.com/purearrow/cdevice/internal/leak"
 )
@@ -45,7 +44,7 @@ type batch interface{ Release() }
 func (e *exporter) fail(err error) uintptr {
 	e.clearError()
 	e.lastErr, _ = ffi.CString(err.Error())
-	return uintptr(uint32(errno.Of(err)))
+	return uintptr(uint32(cdevice.ErrnoOf(err)))
 }
 
 func (e *exporter) clearError() {
@@ -58,12 +57,12 @@ func (e *exporter) clearError() {
 func call(privateData uintptr, f func(e *exporter) uintptr) uintptr {
 	e := exporterOf(privateData)
 	if e == nil {
-		return errno.EINVAL
+		return uintptr(cdevice.EINVAL)
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.released {
-		return errno.EINVAL
+		return uintptr(cdevice.EINVAL)
 	}
 	return f(e)
 }

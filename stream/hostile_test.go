@@ -10,7 +10,6 @@ import (
 	"context"
 	"errors"
 	"runtime"
-	"syscall"
 	"testing"
 	"time"
 	"unsafe"
@@ -22,6 +21,7 @@ import (
 	"github.com/purearrow/cdevice/abi"
 	"github.com/purearrow/cdevice/internal/ctest"
 	"github.com/purearrow/cdevice/internal/ffi"
+	"github.com/purearrow/cdevice/internal/testsupport"
 	"github.com/purearrow/cdevice/stream"
 )
 
@@ -55,7 +55,7 @@ func hxNoLeaks(t *testing.T) {
 // hx_stream in hostile.c); nullFn names a function pointer left NULL.
 func hxStream(t *testing.T, kind, rows, nullFn int) *abi.ArrayStream {
 	t.Helper()
-	s := cstNew[abi.ArrayStream](t)
+	s := testsupport.OffHeap[abi.ArrayStream](t)
 	if rc := int32(hxFn(t, "hx_make_stream")(cstPtr(s), uintptr(kind), uintptr(rows), uintptr(nullFn))); rc != 0 {
 		t.Fatalf("hx_make_stream = %d", rc)
 	}
@@ -141,7 +141,7 @@ func TestHostileStreamEndlessEmpty(t *testing.T) {
 	})
 	t.Run("device", func(t *testing.T) {
 		hxNoLeaks(t)
-		s := cstNew[abi.DeviceArrayStream](t)
+		s := testsupport.OffHeap[abi.DeviceArrayStream](t)
 		if rc := int32(hxFn(t, "hx_make_device_stream")(cstPtr(s), 0, 0)); rc != 0 {
 			t.Fatal(rc)
 		}
@@ -235,7 +235,7 @@ func TestHostileStreamErrors(t *testing.T) {
 				}
 			}
 			var pe *cdevice.ProducerError
-			if !errors.As(r.Err(), &pe) || pe.Code != int(syscall.EIO) || pe.Message != c.msg || pe.Call != "get_next" {
+			if !errors.As(r.Err(), &pe) || pe.Code != int(cdevice.EIO) || pe.Message != c.msg || pe.Call != "get_next" {
 				t.Errorf("Err %v, want get_next's EIO with message %q", r.Err(), c.msg)
 			}
 			if n := hxCounter(t, 1); n != 0 {
@@ -246,7 +246,7 @@ func TestHostileStreamErrors(t *testing.T) {
 	}
 	t.Run("device_type_mismatch", func(t *testing.T) {
 		hxNoLeaks(t)
-		s := cstNew[abi.DeviceArrayStream](t)
+		s := testsupport.OffHeap[abi.DeviceArrayStream](t)
 		if rc := int32(hxFn(t, "hx_make_device_stream")(cstPtr(s), 4, 3)); rc != 0 {
 			t.Fatal(rc)
 		}
@@ -319,7 +319,7 @@ func TestHostileStreamConsumer(t *testing.T) {
 	if rc[0] != 0 || rc[1] != 0 {
 		t.Errorf("get_schema %d, get_next %d; want 0 and 0", rc[0], rc[1])
 	}
-	if rc[2] != int64(syscall.EINVAL) {
+	if rc[2] != int64(cdevice.EINVAL) {
 		t.Errorf("get_next(NULL out) = %d, want EINVAL", rc[2])
 	}
 	if rc[3] == 0 || rc[4] == 0 {

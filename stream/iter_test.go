@@ -246,9 +246,9 @@ func TestAllProducerError(t *testing.T) {
 		err  error
 		code int
 	}{
-		{"EIO", errors.New("disk on fire"), 5},
-		{"EINVAL", fmt.Errorf("%w: bad row", cdevice.ErrInvalid), 22},
-		{"Errno", fmt.Errorf("spill: %w", syscall.Errno(28)), 28}, // ENOSPC
+		{"EIO", errors.New("disk on fire"), int(cdevice.EIO)},
+		{"EINVAL", fmt.Errorf("%w: bad row", cdevice.ErrInvalid), int(cdevice.EINVAL)},
+		{"Errno", fmt.Errorf("spill: %w", syscall.ENOSPC), int(cdevice.ENOSPC)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			want := makeBatches(t, nil, 5, 8)

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"iter"
-	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -205,19 +204,16 @@ func bench(args []string, stdout, stderr io.Writer) int {
 			label := fmt.Sprintf("%s %s (%s)", where, b.name, ip.name)
 			if err := step(label, func() error {
 				identity.Set(ip.identity)
-				var times []time.Duration
-				for range benchStreamReps {
+				per, err := medianPerCall(benchStreamReps, func() error {
 					sctx, cancel := context.WithTimeout(ctx, time.Minute)
-					t0 := time.Now()
-					err := b.run(sctx, rec, b.dev)
-					times = append(times, time.Since(t0))
-					cancel()
-					if err != nil {
-						return err
-					}
+					defer cancel()
+					return b.run(sctx, rec, b.dev)
+				})
+				if err != nil {
+					return err
 				}
 				rep.Streams = append(rep.Streams, streamResult{Interface: b.name, Device: where, Import: ip.name, Batches: benchBatches,
-					Depth: b.depth, BatchesPerSec: benchBatches / median(times).Seconds()})
+					Depth: b.depth, BatchesPerSec: benchBatches / per.Seconds()})
 				return nil
 			}); err != nil {
 				return fail(label, err)
@@ -280,48 +276,52 @@ func benchCopy(ctx context.Context, dev device.Device, size int64) (copyResult, 
 	data.Release()
 	defer src.Release()
 
-	var up, down []time.Duration
 	var da *cdevice.DeviceArray
 	defer func() {
 		if da != nil {
 			da.Release()
 		}
 	}()
-	for range benchCopyReps {
-		if da != nil {
-			da.Release()
-			da = nil
-		}
-		t0 := time.Now()
+	up, err := medianPerCall(benchCopyReps, func() error {
 		d, err := cdevice.CopyToDevice(ctx, src, dev)
 		if err != nil {
-			return r, fmt.Errorf("CopyToDevice: %w", err)
+			return fmt.Errorf("CopyToDevice: %w", err)
 		}
-		up = append(up, time.Since(t0))
+		if da != nil {
+			da.Release()
+		}
 		da = d
+		return nil
+	})
+	if err != nil {
+		return r, err
 	}
-	for i := range benchCopyReps {
-		t0 := time.Now()
+	checked := false
+	down, err := medianPerCall(benchCopyReps, func() error {
 		host, err := da.ToHost(ctx)
 		if err != nil {
-			return r, fmt.Errorf("ToHost: %w", err)
+			return fmt.Errorf("ToHost: %w", err)
 		}
-		down = append(down, time.Since(t0))
+		defer host.Release()
 		got := host.(*array.Int64)
-		if i == 0 && (got.Len() != n || got.Value(0) != 0 || got.Value(n-1) != int64(n-1)*7) {
-			host.Release()
-			return r, errors.New("the copy back differs from the original")
+		if !checked && (got.Len() != n || got.Value(0) != 0 || got.Value(n-1) != int64(n-1)*7) {
+			return errors.New("the copy back differs from the original")
 		}
-		host.Release()
+		checked = true
+		return nil
+	})
+	if err != nil {
+		return r, err
 	}
-	r.HostToDeviceNS, r.DeviceToHostNS = median(up).Nanoseconds(), median(down).Nanoseconds()
-	r.HostToDeviceBytesPerS = float64(size) / median(up).Seconds()
-	r.DeviceToHostBytesPerS = float64(size) / median(down).Seconds()
+	r.HostToDeviceNS, r.DeviceToHostNS = up.Nanoseconds(), down.Nanoseconds()
+	r.HostToDeviceBytesPerS = float64(size) / up.Seconds()
+	r.DeviceToHostBytesPerS = float64(size) / down.Seconds()
 	return r, nil
 }
 
 // benchExportImport returns the µs per ExportRecordBatch + ImportRecordBatch
-// + Release of rec: the median of 5 runs of enough round trips to take 20ms.
+// + Release of rec: the median of 5 timings of enough round trips to take
+// minTiming.
 func benchExportImport(rec arrow.RecordBatch) (float64, error) {
 	arr, sch := cdevice.New[abi.Array](), cdevice.New[abi.Schema]()
 	defer cdevice.Free(arr)
@@ -337,30 +337,11 @@ func benchExportImport(rec arrow.RecordBatch) (float64, error) {
 		got.Release()
 		return nil
 	}
-	n := 1
-	for {
-		t0 := time.Now()
-		for range n {
-			if err := once(); err != nil {
-				return 0, err
-			}
-		}
-		if time.Since(t0) >= 20*time.Millisecond || n >= 1<<20 {
-			break
-		}
-		n *= 2
+	per, err := medianPerCall(5, once)
+	if err != nil {
+		return 0, err
 	}
-	var per []time.Duration
-	for range 5 {
-		t0 := time.Now()
-		for range n {
-			if err := once(); err != nil {
-				return 0, err
-			}
-		}
-		per = append(per, time.Since(t0)/time.Duration(n))
-	}
-	return float64(median(per).Nanoseconds()) / 1e3, nil
+	return float64(per.Nanoseconds()) / 1e3, nil
 }
 
 // hostStreamOnce sends benchBatches references to rec through an
@@ -466,12 +447,6 @@ func drain[T any](seq iter.Seq2[T, error]) error {
 		return fmt.Errorf("read %d batches, want %d", n, benchBatches)
 	}
 	return nil
-}
-
-func median(ds []time.Duration) time.Duration {
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	return s[len(s)/2]
 }
 
 func formatBytes(n int64) string {

@@ -1,9 +1,14 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
+	"math"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 )
 
 type benchJSON struct {
@@ -100,5 +105,59 @@ func TestBenchText(t *testing.T) {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("output lacks %q:\n%s", want, r.stdout)
 		}
+	}
+}
+
+// coarseClock reads like Windows' or Wine's clock: it moves in steps of
+// 32ms, once every fourth read, so two reads around a short call are equal.
+func coarseClock() func() time.Time {
+	var mu sync.Mutex
+	reads, t := 0, time.Unix(1_700_000_000, 0)
+	return func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		if reads++; reads%4 == 0 {
+			t = t.Add(32 * time.Millisecond)
+		}
+		return t
+	}
+}
+
+// On a coarse clock a short call times as zero; no figure of the bench may
+// then be infinite (json: unsupported value: +Inf) or zero.
+func TestBenchCoarseClock(t *testing.T) {
+	defer func(old func() time.Time) { now = old }(now)
+	now = coarseClock()
+	var stdout, stderr bytes.Buffer
+	if code := bench([]string{"--device", "cpu", "--size", "8", "--json"}, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout.String(), stderr.String())
+	}
+	var rep benchJSON
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+		t.Fatalf("%v\n%s", err, stdout.String())
+	}
+	for _, c := range rep.Copy {
+		if c.HostToDeviceNS <= 0 || c.DeviceToHostNS <= 0 || math.IsInf(c.HostToDeviceBytesPerS, 0) || math.IsInf(c.DeviceToHostBytesPerS, 0) {
+			t.Errorf("copy %+v", c)
+		}
+	}
+	for _, e := range rep.ExportImport {
+		if e.USPerRoundTrip <= 0 {
+			t.Errorf("export/import %+v", e)
+		}
+	}
+	for _, s := range rep.Streams {
+		if s.BatchesPerSec <= 0 || math.IsInf(s.BatchesPerSec, 0) {
+			t.Errorf("stream %+v", s)
+		}
+	}
+}
+
+func TestPerCallNeverZero(t *testing.T) {
+	defer func(old func() time.Time) { now = old }(now)
+	now = func() time.Time { return time.Unix(0, 0) } // a clock that never moves
+	d, err := perCall(func() error { return nil })
+	if err != nil || d <= 0 {
+		t.Errorf("perCall = %v, %v", d, err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 
@@ -51,7 +52,7 @@ func Library(t testing.TB, name string) *ffi.Library {
 	})
 	switch {
 	case b.skip && os.Getenv("CI") != "true":
-		t.Skipf("ctest: %v (install gcc to run the C ABI tests)", b.err)
+		t.Skipf("ctest: %v", b.err)
 	case b.err != nil:
 		t.Fatalf("ctest: %v", b.err)
 	}
@@ -109,7 +110,7 @@ func Build(t testing.TB, name string, o Options) string {
 	path, skip, err := compile(name, o)
 	switch {
 	case skip && os.Getenv("CI") != "true":
-		t.Skipf("ctest: %v (install gcc to run the C ABI tests)", err)
+		t.Skipf("ctest: %v", err)
 	case err != nil:
 		t.Fatalf("ctest: %v", err)
 	}
@@ -117,12 +118,22 @@ func Build(t testing.TB, name string, o Options) string {
 }
 
 // compile builds testdata/c/<name>.c (and what o adds) into a shared
-// library for the test binary's architecture (see compiler) and returns
-// its path. The file is named by a hash of the C sources and kept in the
+// library for the test binary's platform (see compiler) and returns its
+// path. The file is named by a hash of the C sources and kept in the
 // temporary directory, since code under test may open it at any time; a
-// second run reuses it. skip is true when gcc is missing.
+// second run reuses it. skip is true when no compiler can be run; where
+// $CDEVICE_CTEST_PREBUILT names a folder, the library is taken from there
+// instead (see Prebuild).
 func compile(name string, o Options) (path string, skip bool, err error) {
-	gcc, flags, err := compiler()
+	if dir := os.Getenv(EnvPrebuilt); dir != "" {
+		return prebuilt(dir, name, o)
+	}
+	return compileFor(host, name, o, "")
+}
+
+// compileFor builds the library for platform p into out ("": the cache).
+func compileFor(p platform, name string, o Options, out string) (path string, skip bool, err error) {
+	gcc, flags, err := p.compiler()
 	if err != nil {
 		return "", true, err
 	}
@@ -132,7 +143,7 @@ func compile(name string, o Options) (path string, skip bool, err error) {
 	}
 	cdir := filepath.Join(root, "testdata", "c")
 	src := filepath.Join(cdir, name+".c")
-	flags = append(flags, "-shared", "-fPIC", "-O1", "-g", "-Wall", "-Werror", "-pthread")
+	flags = append(flags, p.flags()...)
 	flags = append(flags, o.Flags...)
 	for _, d := range o.Define {
 		flags = append(flags, "-D"+d)
@@ -143,7 +154,7 @@ func compile(name string, o Options) (path string, skip bool, err error) {
 	// Any source may include any other, so all of them name the build,
 	// with every file of the extra include directories.
 	h := sha256.New()
-	fmt.Fprintln(h, name, runtime.GOOS, runtime.GOARCH, gcc, flags, o.Link)
+	fmt.Fprintln(h, name, p.goos, p.goarch, gcc, flags, o.Link)
 	if err := hashFiles(h, cdir, false); err != nil {
 		return "", false, err
 	}
@@ -158,10 +169,14 @@ func compile(name string, o Options) (path string, skip bool, err error) {
 		}
 	}
 	dir := filepath.Join(os.TempDir(), "cdevice-ctest")
+	if out != "" {
+		dir = filepath.Dir(out)
+	} else {
+		out = filepath.Join(dir, fmt.Sprintf("lib%s-%x%s", name, h.Sum(nil)[:8], p.suffix()))
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", false, err
 	}
-	out := filepath.Join(dir, fmt.Sprintf("lib%s-%x%s", name, h.Sum(nil)[:8], sharedSuffix()))
 	if _, err := os.Stat(out); err == nil {
 		return out, false, nil
 	}
@@ -220,32 +235,70 @@ func hashFile(h io.Writer, path, name string) error {
 	return err
 }
 
-// crossCompilers are the Debian cross compilers for the targets a test
-// binary may run as on an amd64 host (386 natively, arm and arm64 under
-// qemu-user). On a host of that architecture plain gcc builds the same.
-var crossCompilers = map[string]string{
-	"386":   "i686-linux-gnu-gcc",
-	"arm":   "arm-linux-gnueabihf-gcc",
-	"arm64": "aarch64-linux-gnu-gcc",
+// A platform is what a library is built for: a GOOS and GOARCH.
+type platform struct{ goos, goarch string }
+
+// host is the platform of this test binary.
+var host = platform{runtime.GOOS, runtime.GOARCH}
+
+// crossCompilers are the Debian cross compilers for the platforms a test
+// binary may run as on an amd64 Linux host: 386 natively, arm and arm64
+// under qemu-user, windows under Wine (mingw-w64). On a host of that
+// platform plain gcc builds the same.
+var crossCompilers = map[platform]string{
+	{"linux", "386"}:     "i686-linux-gnu-gcc",
+	{"linux", "arm"}:     "arm-linux-gnueabihf-gcc",
+	{"linux", "arm64"}:   "aarch64-linux-gnu-gcc",
+	{"windows", "amd64"}: "x86_64-w64-mingw32-gcc",
+	{"windows", "386"}:   "i686-w64-mingw32-gcc",
 }
 
-// compiler returns the C compiler for the test binary's architecture and
-// its flags: the cross compiler where it is installed, else gcc (with -m32
-// for 386, which needs gcc-multilib on amd64).
-func compiler() (string, []string, error) {
-	if cc, ok := crossCompilers[runtime.GOARCH]; ok {
+// compiler returns the C compiler for p and its own flags: $CC where set
+// (a command and its flags), else p's cross compiler where installed, else
+// gcc (with -m32 for linux/386, which needs gcc-multilib on amd64).
+func (p platform) compiler() (string, []string, error) {
+	if cc := strings.Fields(os.Getenv("CC")); len(cc) > 0 {
+		path, err := exec.LookPath(cc[0])
+		if err != nil {
+			return "", nil, fmt.Errorf("$CC: %w", err)
+		}
+		return path, cc[1:], nil
+	}
+	if cc, ok := crossCompilers[p]; ok {
 		if path, err := exec.LookPath(cc); err == nil {
 			return path, nil, nil
 		}
 	}
 	gcc, err := exec.LookPath("gcc")
 	if err != nil {
-		return "", nil, fmt.Errorf("gcc not found: %w", err)
+		return "", nil, fmt.Errorf("gcc not found (install gcc to run the C ABI tests): %w", err)
 	}
-	if runtime.GOARCH == "386" {
+	if p.goos == "linux" && p.goarch == "386" {
 		return gcc, []string{"-m32"}, nil
 	}
 	return gcc, nil, nil
+}
+
+// flags are every build's: a shared library with threads, warnings as
+// errors; position-independent on Unix, and on Windows with the C runtime's
+// helpers and winpthreads linked in (a DLL loaded by path finds no DLL
+// beside it).
+func (p platform) flags() []string {
+	f := []string{"-shared", "-O1", "-g", "-Wall", "-Werror", "-pthread"}
+	if p.goos == "windows" {
+		return append(f, "-static")
+	}
+	return append(f, "-fPIC")
+}
+
+func (p platform) suffix() string {
+	switch p.goos {
+	case "darwin":
+		return ".dylib"
+	case "windows":
+		return ".dll"
+	}
+	return ".so"
 }
 
 // ModuleRoot walks up from the working directory (a test's package
@@ -267,12 +320,44 @@ func ModuleRoot() (string, error) {
 	}
 }
 
-func sharedSuffix() string {
-	switch runtime.GOOS {
-	case "darwin":
-		return ".dylib"
-	case "windows":
-		return ".dll"
+// EnvPrebuilt names a folder of libraries built ahead by Prebuild, for a
+// test binary that cannot run a compiler where it runs (under Wine, the
+// host's mingw-w64 cannot be started from a Windows process).
+const EnvPrebuilt = "CDEVICE_CTEST_PREBUILT"
+
+// prebuilt is the library of name in dir, or why there is none (a skip).
+func prebuilt(dir, name string, o Options) (string, bool, error) {
+	if len(o.Sources) > 0 || len(o.Include) > 0 || len(o.Define) > 0 || len(o.Flags) > 0 || len(o.Link) > 0 {
+		return "", true, fmt.Errorf("%s is built with options, which %s=%s cannot hold", name, EnvPrebuilt, dir)
 	}
-	return ".so"
+	path := filepath.Join(dir, "lib"+name+host.suffix())
+	if _, err := os.Stat(path); err != nil {
+		return "", true, fmt.Errorf("%s was not prebuilt for %s/%s: %w", name, host.goos, host.goarch, err)
+	}
+	return path, false, nil
+}
+
+// Prebuild builds every testdata/c library that builds for goos/goarch into
+// dir, as test binaries of that platform find them through EnvPrebuilt, and
+// returns the names of those that do not build there, with why.
+func Prebuild(dir, goos, goarch string) (failed map[string]error, err error) {
+	root, err := ModuleRoot()
+	if err != nil {
+		return nil, err
+	}
+	srcs, err := filepath.Glob(filepath.Join(root, "testdata", "c", "*.c"))
+	if err != nil {
+		return nil, err
+	}
+	p := platform{goos, goarch}
+	failed = map[string]error{}
+	for _, src := range srcs {
+		name := strings.TrimSuffix(filepath.Base(src), ".c")
+		out := filepath.Join(dir, "lib"+name+p.suffix())
+		os.Remove(out)
+		if _, _, err := compileFor(p, name, Options{}, out); err != nil {
+			failed[name] = err
+		}
+	}
+	return failed, nil
 }

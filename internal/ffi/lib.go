@@ -5,8 +5,15 @@ import (
 	"fmt"
 )
 
-// ErrSymbolNotFound is returned by Library.Symbol when the library lacks a symbol.
-var ErrSymbolNotFound = errors.New("symbol not found")
+var (
+	// ErrSymbolNotFound is returned by Library.Symbol when the library
+	// lacks a symbol.
+	ErrSymbolNotFound = errors.New("symbol not found")
+	// ErrLibraryNotFound is in Open's error when the library is not there
+	// (as against there but not loadable: another architecture, a missing
+	// dependency), decided by the platform's loader (lib_*.go).
+	ErrLibraryNotFound = errors.New("library not found")
+)
 
 // A Library is a shared library loaded into the process.
 type Library struct {
@@ -14,8 +21,9 @@ type Library struct {
 	path   string
 }
 
-// Open loads the shared library at path (a file path or a soname the system
-// loader resolves).
+// Open loads the shared library at path (a file path or a name the system
+// loader searches for). Its error names path, and wraps ErrLibraryNotFound
+// when the library is not there.
 func Open(path string) (*Library, error) {
 	h, err := openLibrary(path)
 	if err != nil {
@@ -38,3 +46,11 @@ func (l *Library) Symbol(name string) (uintptr, error) {
 
 // Close unloads the library. Function pointers taken from it become invalid.
 func (l *Library) Close() error { return closeLibrary(l.handle) }
+
+// notFound is err, which says the library is not there, matching
+// ErrLibraryNotFound too.
+func notFound(err error) error { return notFoundError{err} }
+
+type notFoundError struct{ error }
+
+func (e notFoundError) Unwrap() []error { return []error{e.error, ErrLibraryNotFound} }

@@ -34,25 +34,42 @@ func openLibrary(path string) (uintptr, error) {
 			err = noReason(path)
 		}
 	}
-	return 0, fmt.Errorf("dlopen %s: %w", path, err)
+	err = fmt.Errorf("dlopen %s: %w", path, err)
+	if notThere(path, err) {
+		return 0, notFound(err)
+	}
+	return 0, err
+}
+
+// notThere reports whether dlopen failed because the library is not there.
+// A file path is looked at; for a name the loader searched for, dlerror's
+// message is all there is, and it is in the C locale (a Go program never
+// calls setlocale): glibc's and musl's "No such file or directory", macOS's
+// "image not found" and "no such file".
+func notThere(path string, err error) bool {
+	if strings.Contains(path, "/") {
+		_, serr := os.Stat(path)
+		return errors.Is(serr, os.ErrNotExist)
+	}
+	msg := err.Error()
+	for _, s := range []string{"No such file or directory", "image not found", "no such file"} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
 }
 
 // errNoReason: dlopen failed and dlerror said nothing.
 var errNoReason = errors.New("the loader gave no reason (dlerror returned nothing)")
 
 // noReason is the reason for a failed dlopen of path that dlerror did not
-// give: the file's absence when path is a file path that is not there
-// (worded as the loaders word it, so that callers tell a missing library
-// from a broken one), else errNoReason.
+// give: what stat says of a file path, else errNoReason.
 func noReason(path string) error {
-	if !strings.Contains(path, "/") {
-		return errNoReason // a name the loader searches for
-	}
-	if _, err := os.Stat(path); err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return fmt.Errorf("%s: cannot open shared object file: No such file or directory (%w)", path, errNoReason)
+	if strings.Contains(path, "/") {
+		if _, err := os.Stat(path); err != nil {
+			return fmt.Errorf("%w; %w", err, errNoReason)
 		}
-		return fmt.Errorf("%w; %w", err, errNoReason)
 	}
 	return errNoReason
 }

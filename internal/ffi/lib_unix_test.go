@@ -150,8 +150,8 @@ func TestSymbolFailuresDoNotLeakReasons(t *testing.T) {
 	wg.Wait()
 }
 
-// When dlerror says nothing, the reason still says something, and says
-// "No such file or directory" for a file path that is not there.
+// When dlerror says nothing, the reason still says something: stat's
+// answer for a file path that is not there.
 func TestNoReason(t *testing.T) {
 	dir := t.TempDir()
 	present := filepath.Join(dir, "present.so")
@@ -159,13 +159,36 @@ func TestNoReason(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range []struct{ path, want string }{
-		{filepath.Join(dir, "missing.so"), "missing.so: cannot open shared object file: No such file or directory"},
+		{filepath.Join(dir, "missing.so"), "missing.so: no such file or directory"},
 		{present, "no reason"},
 		{"libcdevice-missing.so.1", "no reason"},
 	} {
 		err := noReason(c.path)
 		if !errors.Is(err, errNoReason) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("noReason(%s) = %v, want %q in it", c.path, err, c.want)
+		}
+	}
+}
+
+// A library that is not there is told from one that is there but does not
+// load, by a file path or by a name the loader searches for.
+func TestOpenNotFound(t *testing.T) {
+	dir := t.TempDir()
+	broken := filepath.Join(dir, "broken.so")
+	if err := os.WriteFile(broken, []byte("not an ELF file"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		path     string
+		notFound bool
+	}{
+		{filepath.Join(dir, "missing.so"), true},
+		{"libcdevice-missing.so.1", true},
+		{broken, false},
+	} {
+		_, err := Open(c.path)
+		if err == nil || errors.Is(err, ErrLibraryNotFound) != c.notFound || !strings.Contains(err.Error(), c.path) {
+			t.Errorf("Open(%s) = %v, want not found %v, naming the library", c.path, err, c.notFound)
 		}
 	}
 }

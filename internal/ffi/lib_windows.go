@@ -2,11 +2,26 @@
 
 package ffi
 
-import "golang.org/x/sys/windows"
+import (
+	"errors"
+	"fmt"
 
+	"golang.org/x/sys/windows"
+)
+
+// LoadLibrary's messages are localized (and Wine's differ from Windows'),
+// so a library that is not there is told by the error code.
 func openLibrary(path string) (uintptr, error) {
 	h, err := windows.LoadLibrary(path)
-	return uintptr(h), err
+	if err == nil {
+		return uintptr(h), nil
+	}
+	var code windows.Errno
+	wrapped := fmt.Errorf("LoadLibrary %s: %w", path, err)
+	if errors.As(err, &code) && (code == windows.ERROR_MOD_NOT_FOUND || code == windows.ERROR_FILE_NOT_FOUND || code == windows.ERROR_PATH_NOT_FOUND) {
+		return 0, notFound(wrapped)
+	}
+	return 0, wrapped
 }
 
 func librarySymbol(h uintptr, name string) (uintptr, error) {

@@ -380,7 +380,7 @@ func open(t *Table, c Candidates, use func(*ffi.Library) bool, unloadable func(p
 			continue
 		}
 		switch {
-		case !absent(err.Error()):
+		case !errors.Is(err, ffi.ErrLibraryNotFound):
 			unloadable(p, fmt.Errorf("cannot load it: %s", oneLine(err.Error())))
 			if !present {
 				detail = err
@@ -402,17 +402,6 @@ func open(t *Table, c Candidates, use func(*ffi.Library) bool, unloadable func(p
 		msg += " (" + oneLine(detail.Error()) + ")"
 	}
 	return &probeError{msg: msg, sentinel: device.ErrNotFound, cause: detail}
-}
-
-// absent reports whether a loader error says only that the file is not
-// there (glibc and musl, Windows, macOS wordings).
-func absent(msg string) bool {
-	for _, s := range []string{"No such file or directory", "could not be found", "image not found", "no such file"} {
-		if strings.Contains(msg, s) {
-			return true
-		}
-	}
-	return false
 }
 
 func oneLine(s string) string {

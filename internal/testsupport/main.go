@@ -70,3 +70,16 @@ func settledLeaks(checks []func() string) string {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// Need skips t, saying what it needs and why that is absent (err), unless
+// CI is "true": CI installs what the suite needs, so nothing may skip there.
+func Need(t testing.TB, what string, err error) {
+	t.Helper()
+	if err == nil {
+		return
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("needs %s: %v", what, err)
+	}
+	t.Skipf("needs %s: %v", what, err)
+}

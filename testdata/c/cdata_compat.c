@@ -445,6 +445,13 @@ void cc_stream_failing(struct ArrowArrayStream *st, struct cc_token *t)
 
 /* ---- consumers of an exported stream ------------------------------------ */
 
+/* next_rand: rand_r's classic generator, which Windows' C runtime lacks. */
+static unsigned next_rand(unsigned *seed)
+{
+	*seed = *seed * 1103515245u + 12345u;
+	return (*seed >> 16) & 0x7fff;
+}
+
 /* fake returns what looks like a Go heap address on 64-bit targets. */
 static void *fake(unsigned *seed)
 {
@@ -452,7 +459,7 @@ static void *fake(unsigned *seed)
 #if UINTPTR_MAX > 0xffffffffu
 	base = (uintptr_t)0xc000000000ull;
 #endif
-	return (void *)(base + (uintptr_t)(rand_r(seed) % 0x2000));
+	return (void *)(base + (uintptr_t)(next_rand(seed) % 0x2000));
 }
 
 /* consume reads the whole stream: the schema (checked to be a struct), then

@@ -12,7 +12,7 @@
  * by its name, so no CUDA header or toolkit is needed. On the C test
  * doubles it runs too, which is how the suite checks it.
  */
-#include <dlfcn.h>
+#include "dl.h"
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -84,13 +84,13 @@ EXPORT int copy_baseline_open(const char *lib, int driver, int pinned, size_t n)
 	if (n == 0) /* no buffer: cudaMalloc answers NULL for 0 bytes, cuMemAlloc an error */
 		return -E_SIZE;
 	memset(&b, 0, sizeof b);
-	b.h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+	b.h = dl_open(lib);
 	if (!b.h)
 		return -E_OPEN;
 	b.driver = driver;
 	b.pinned = pinned;
 	b.n = n;
-#define BIND(field, name) (*(void **)&b.a.field = dlsym(b.h, name))
+#define BIND(field, name) (*(void **)&b.a.field = dl_sym(b.h, name))
 	if (driver)
 		ok = BIND(init, "cuInit") && BIND(get, "cuDeviceGet") && BIND(retain, "cuDevicePrimaryCtxRetain") &&
 		     BIND(set_context, "cuCtxSetCurrent") && BIND(release, "cuDevicePrimaryCtxRelease_v2") &&
@@ -181,7 +181,7 @@ EXPORT int copy_baseline_close(void)
 		rc = rc ? rc : r;
 	}
 	if (b.h)
-		dlclose(b.h);
+		dl_close(b.h);
 	memset(&b, 0, sizeof b);
 	return rc;
 }

@@ -1,11 +1,11 @@
 /* opencl_dl.h: the subset of OpenCL the C test peers use (opencl_peer.c,
  * dlpack.c), declared from CL/cl.h (the Khronos headers may be absent), and
- * cl_load, which dlopen's the library the Go side loaded (ctest compiles
+ * cl_load, which opens the library the Go side loaded (ctest compiles
  * without extra libraries). */
 #ifndef CDEVICE_OPENCL_DL_H
 #define CDEVICE_OPENCL_DL_H
 
-#include <dlfcn.h>
+#include "dl.h"
 #include <stddef.h>
 #include <stdint.h>
 
@@ -47,12 +47,12 @@ static struct {
 /* cl_load fills cl from the OpenCL library at lib: 0, or -1 if the library
  * or a symbol is missing. */
 static int cl_load(const char *lib) {
-	void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+	void *h = dl_open(lib);
 	if (!h)
 		return -1;
 #define SYM(field, name)                                     \
 	do {                                                  \
-		*(void **)&cl.field = dlsym(h, name);         \
+		*(void **)&cl.field = dl_sym(h, name);         \
 		if (!cl.field)                                \
 			return -1;                            \
 	} while (0)
