@@ -14,6 +14,7 @@ import (
 	"github.com/purearrow/cdevice/device"
 	"github.com/purearrow/cdevice/dlpack"
 	"github.com/purearrow/cdevice/internal/ffi"
+	"github.com/purearrow/cdevice/internal/testsupport"
 	"github.com/purearrow/cdevice/stream"
 )
 
@@ -142,5 +143,26 @@ func ok(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A test that exports into testsupport.OffHeap structs and then skips (a
+// C compiler or runtime it needs is missing) leaves nothing live: the
+// binary's leak check stays about the tests that ran.
+func TestSkippedTestLeavesNoExport(t *testing.T) {
+	before := cdevice.LiveLeaks()
+	t.Run("skips after exporting", func(t *testing.T) {
+		b := array.NewInt64Builder(memory.DefaultAllocator)
+		defer b.Release()
+		b.AppendValues([]int64{1, 2, 3}, nil)
+		arr := b.NewArray()
+		defer arr.Release()
+		if err := cdevice.ExportArray(arr, testsupport.OffHeap[abi.Array](t), testsupport.OffHeap[abi.Schema](t)); err != nil {
+			t.Fatal(err)
+		}
+		t.Skip("as a test does when the C library it needs cannot be built")
+	})
+	if after := cdevice.LiveLeaks(); after.Exports() != before.Exports() || after.Handles != before.Handles {
+		t.Errorf("live after a skipped test: %v (before: %v)", after, before)
 	}
 }

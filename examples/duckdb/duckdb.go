@@ -31,7 +31,7 @@ type Lib struct {
 	Path    string
 	Version string
 
-	adbcInit func(version int32, driver, err unsafe.Pointer) int32
+	adbcInit func(version int32, driver, err unsafe.Pointer) uint8 // AdbcStatusCode: uint8_t
 	malloc   func(n uintptr) unsafe.Pointer
 	free     func(p unsafe.Pointer)
 	version  func() string
@@ -242,7 +242,7 @@ func (d *DB) freeAll() {
 
 // adbcErr turns a status code and the error it filled into a Go error,
 // releasing the error's message.
-func (d *DB) adbcErr(what string, status int32, e *adbcError) error {
+func (d *DB) adbcErr(what string, status uint8, e *adbcError) error {
 	msg := ""
 	if e.message != nil {
 		msg = goString(unsafe.Pointer(e.message))
@@ -263,9 +263,11 @@ func (d *DB) call(what string, fn int, e *adbcError, args ...uintptr) error {
 		return fmt.Errorf("duckdb: the ADBC driver has no %s", what)
 	}
 	args = append(args, uintptr(unsafe.Pointer(e)))
+	// AdbcStatusCode is a uint8_t: the rest of the register is not the
+	// driver's (on Windows it is not zero).
 	st, _, _ := purego.SyscallN(d.driver[fn], args...)
-	if int32(st) != 0 {
-		return d.adbcErr(what, int32(st), e)
+	if uint8(st) != 0 {
+		return d.adbcErr(what, uint8(st), e)
 	}
 	return nil
 }

@@ -116,7 +116,7 @@ func reasonOK(path, text string) string {
 // A failed dlsym has its reason read on its own thread too: it must not
 // be left behind for a later dlopen on that thread to report.
 func TestSymbolFailuresDoNotLeakReasons(t *testing.T) {
-	lib, err := Open(libcName)
+	lib, err := Open(CLibrary)
 	if err != nil {
 		t.Skip(err)
 	}

@@ -1,3 +1,6 @@
 package ffi
 
-const libcName = "libc.so.6"
+// CLibrary is the C runtime every process of this platform has loaded: the C
+// heap comes from it, and tests use it as a library that is there but is no
+// GPU runtime.
+const CLibrary = "libc.so.6"

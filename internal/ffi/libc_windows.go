@@ -1,3 +1,6 @@
 package ffi
 
-const libcName = "msvcrt.dll"
+// CLibrary is the C runtime every process of this platform has loaded: the C
+// heap comes from it, and tests use it as a library that is there but is no
+// GPU runtime.
+const CLibrary = "msvcrt.dll"
