@@ -22,6 +22,7 @@ import (
 	"github.com/purearrow/cdevice/internal/ffi"
 	"github.com/purearrow/cdevice/internal/gpurt/gpurttest"
 	"github.com/purearrow/cdevice/internal/sample"
+	"github.com/purearrow/cdevice/internal/testsupport"
 	"github.com/purearrow/cdevice/stream"
 )
 
@@ -270,17 +271,6 @@ func (p *nanoarrow) check(name string, rc int32) error {
 	return nil
 }
 
-// cstruct is a zeroed T in C memory, freed when the test ends.
-func cstruct[T any](t *testing.T) *T {
-	var zero T
-	m, err := ffi.Calloc(unsafe.Sizeof(zero))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ffi.Free(m) })
-	return (*T)(m)
-}
-
 func ptr[T any](v *T) uintptr { return uintptr(unsafe.Pointer(v)) }
 
 // arraysIn: each batch copied to d and exported; nanoarrow copies it to
@@ -291,7 +281,7 @@ func (p *nanoarrow) arraysIn(d device.Device, want []arrow.RecordBatch) error {
 		if err != nil {
 			return err
 		}
-		arr, sch, cpu := cstruct[abi.DeviceArray](p.t), cstruct[abi.Schema](p.t), cstruct[abi.Array](p.t)
+		arr, sch, cpu := testsupport.OffHeap[abi.DeviceArray](p.t), testsupport.OffHeap[abi.Schema](p.t), testsupport.OffHeap[abi.Array](p.t)
 		err = db.Export(arr, sch)
 		db.Release()
 		if err != nil {
@@ -306,13 +296,7 @@ func (p *nanoarrow) arraysIn(d device.Device, want []arrow.RecordBatch) error {
 			cdevice.ReleaseSchema(sch)
 			return fmt.Errorf("batch %d: %w", i, err)
 		}
-		got, err := cdevice.ImportRecordBatch(cpu, sch, cdevice.WithFullValidation())
-		if err != nil {
-			return fmt.Errorf("batch %d: %w", i, err)
-		}
-		err = equal(i, rb, got)
-		got.Release()
-		if err != nil {
+		if err := importedEqual(i, rb)(cdevice.ImportRecordBatch(cpu, sch, cdevice.WithFullValidation())); err != nil {
 			return err
 		}
 	}
@@ -323,7 +307,7 @@ func (p *nanoarrow) arraysIn(d device.Device, want []arrow.RecordBatch) error {
 // device type with a sync event; imported, it equals the batch.
 func (p *nanoarrow) arraysOut(d device.Device, want []arrow.RecordBatch) error {
 	for i, rb := range want {
-		cpu, sch, arr := cstruct[abi.Array](p.t), cstruct[abi.Schema](p.t), cstruct[abi.DeviceArray](p.t)
+		cpu, sch, arr := testsupport.OffHeap[abi.Array](p.t), testsupport.OffHeap[abi.Schema](p.t), testsupport.OffHeap[abi.DeviceArray](p.t)
 		if err := cdevice.ExportRecordBatch(rb, cpu, sch); err != nil {
 			return err
 		}
@@ -336,13 +320,7 @@ func (p *nanoarrow) arraysOut(d device.Device, want []arrow.RecordBatch) error {
 			cdevice.ReleaseDeviceArray(arr)
 			return fmt.Errorf("batch %d: nanoarrow's array is on %v:%d, sync_event %#x", i, arr.DeviceType, arr.DeviceID, arr.SyncEvent)
 		}
-		got, err := cdevice.ImportDeviceRecordBatch(arr, sch, cdevice.WithFullValidation())
-		if err != nil {
-			return fmt.Errorf("batch %d: %w", i, err)
-		}
-		err = equal(i, rb, got)
-		got.Release()
-		if err != nil {
+		if err := importedEqual(i, rb)(cdevice.ImportDeviceRecordBatch(arr, sch, cdevice.WithFullValidation())); err != nil {
 			return err
 		}
 	}
@@ -357,7 +335,7 @@ func (p *nanoarrow) streamIn(d device.Device, want []arrow.RecordBatch) error {
 		return err
 	}
 	defer rdr.Release()
-	ds, cs := cstruct[abi.DeviceArrayStream](p.t), cstruct[abi.ArrayStream](p.t)
+	ds, cs := testsupport.OffHeap[abi.DeviceArrayStream](p.t), testsupport.OffHeap[abi.ArrayStream](p.t)
 	if err := stream.ExportReaderToDevice(context.Background(), rdr, d, ds); err != nil {
 		return err
 	}
@@ -380,7 +358,7 @@ func (p *nanoarrow) streamOut(d device.Device, want []arrow.RecordBatch) error {
 		return err
 	}
 	defer rdr.Release()
-	cs, ds := cstruct[abi.ArrayStream](p.t), cstruct[abi.DeviceArrayStream](p.t)
+	cs, ds := testsupport.OffHeap[abi.ArrayStream](p.t), testsupport.OffHeap[abi.DeviceArrayStream](p.t)
 	if err := stream.ExportReader(rdr, cs); err != nil {
 		return err
 	}
@@ -417,6 +395,18 @@ func equalAll(want []arrow.RecordBatch, got iter.Seq2[arrow.RecordBatch, error])
 		return fmt.Errorf("%d batches, want %d", i, len(want))
 	}
 	return nil
+}
+
+// importedEqual checks batch i as an import gave it (or its error), and
+// releases it.
+func importedEqual(i int, want arrow.RecordBatch) func(arrow.RecordBatch, error) error {
+	return func(got arrow.RecordBatch, err error) error {
+		if err != nil {
+			return fmt.Errorf("batch %d: %w", i, err)
+		}
+		defer got.Release()
+		return equal(i, want, got)
+	}
 }
 
 func equal(i int, want, got arrow.RecordBatch) error {

@@ -169,26 +169,3 @@ func TestNoReason(t *testing.T) {
 		}
 	}
 }
-
-// A library that is not there is told from one that is there but does not
-// load, by a file path or by a name the loader searches for.
-func TestOpenNotFound(t *testing.T) {
-	dir := t.TempDir()
-	broken := filepath.Join(dir, "broken.so")
-	if err := os.WriteFile(broken, []byte("not an ELF file"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range []struct {
-		path     string
-		notFound bool
-	}{
-		{filepath.Join(dir, "missing.so"), true},
-		{"libcdevice-missing.so.1", true},
-		{broken, false},
-	} {
-		_, err := Open(c.path)
-		if err == nil || errors.Is(err, ErrLibraryNotFound) != c.notFound || !strings.Contains(err.Error(), c.path) {
-			t.Errorf("Open(%s) = %v, want not found %v, naming the library", c.path, err, c.notFound)
-		}
-	}
-}
