@@ -27,19 +27,10 @@ import (
 	"google.golang.org/grpc/status"
 )
 
-var tmpDir string
-
 // TestMain fails the binary unless everything that crossed the C boundary
 // was released.
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "flight-test")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	tmpDir = dir
 	code := m.Run()
-	os.RemoveAll(dir)
 	if code == 0 {
 		if err := waitNoLeaks(10 * time.Second); err != nil {
 			fmt.Fprintln(os.Stderr, "at exit:", err)

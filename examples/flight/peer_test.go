@@ -2,18 +2,17 @@ package main
 
 import (
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"sync"
 	"testing"
 
 	"github.com/ebitengine/purego"
 	"github.com/purearrow/cdevice/abi"
+	"github.com/purearrow/cdevice/internal/ctest"
 )
 
-// cPeer is testdata/peer.c, compiled with gcc and loaded with purego (no
-// cgo): a C producer and a C consumer of ArrowDeviceArrayStreams.
+// cPeer is testdata/c/peer.c, compiled when the tests run (internal/ctest)
+// and loaded with purego (no cgo): a C producer and a C consumer of
+// ArrowDeviceArrayStreams.
 type cPeer struct {
 	produce func(out *abi.DeviceArrayStream, batches, rows int64) int32
 	consume func(in *abi.DeviceArrayStream, batches, rows, sum *int64, maxBatches int64, err *byte, errlen int64) int32
@@ -25,37 +24,25 @@ var (
 	peerErr  error
 )
 
-// loadPeer builds and loads the C peer once per test binary. Without gcc
-// the test is skipped, unless CI is "true", where that is a failure.
+// loadPeer builds and loads the C peer once per test binary; without a C
+// compiler the test is skipped (ctest.Library), unless CI is "true".
 func loadPeer(t testing.TB) *cPeer {
 	t.Helper()
+	lib := ctest.Library(t, "peer")
 	peerOnce.Do(func() {
-		gcc, err := exec.LookPath("gcc")
-		if err != nil {
-			peerErr = fmt.Errorf("gcc not found: %w", err)
-			return
-		}
-		so := filepath.Join(tmpDir, "peer.so")
-		out, err := exec.Command(gcc, "-O2", "-Wall", "-Werror", "-shared", "-fPIC", "-o", so, filepath.Join("testdata", "peer.c")).CombinedOutput()
-		if err != nil {
-			peerErr = fmt.Errorf("gcc: %v\n%s", err, out)
-			return
-		}
-		lib, err := purego.Dlopen(so, purego.RTLD_NOW|purego.RTLD_LOCAL)
-		if err != nil {
-			peerErr = err
-			return
-		}
 		p := &cPeer{}
-		purego.RegisterLibFunc(&p.produce, lib, "peer_produce")
-		purego.RegisterLibFunc(&p.consume, lib, "peer_consume")
+		for name, fn := range map[string]any{"peer_produce": &p.produce, "peer_consume": &p.consume} {
+			sym, err := lib.Symbol(name)
+			if err != nil {
+				peerErr = err
+				return
+			}
+			purego.RegisterFunc(fn, sym)
+		}
 		peer = p
 	})
 	if peerErr != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("C peer: %v", peerErr)
-		}
-		t.Skipf("C peer: %v", peerErr)
+		t.Fatalf("C peer: %v", peerErr)
 	}
 	return peer
 }
