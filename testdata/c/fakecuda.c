@@ -244,20 +244,27 @@ EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice handle)
 	return unlock(CUDA_SUCCESS);
 }
 
+/* known_ctx: c is a primary context that exists. */
+static int known_ctx(const struct pctx *c)
+{
+	int i;
+	for (i = 0; i < devices(); i++)
+		if (c == &pctxs[i])
+			return ctx_held(c);
+	return 0;
+}
+
 /* cuCtxSetCurrent also sets the thread's current device, so the runtime
  * calls that follow (fakecuda_mixed.c) work on that device, as they do on
  * the current context's device in CUDA. */
 EXPORT CUresult cuCtxSetCurrent(CUcontext c)
 {
-	int i;
 	ENTER_INIT(cuCtxSetCurrent);
 	if (!c) {
 		set_current_ctx(NULL);
 		return unlock(CUDA_SUCCESS);
 	}
-	for (i = 0; i < devices() && c != &pctxs[i]; i++)
-		;
-	if (i == devices() || !ctx_held(c))
+	if (!known_ctx(c))
 		return unlock(CUDA_ERROR_INVALID_CONTEXT);
 	set_current_ctx(c);
 	cur_dev = c->dev;
@@ -273,15 +280,6 @@ static __thread struct {
 	long gen[CTX_STACK];
 	int n;
 } ctx_stack;
-
-static int known_ctx(const struct pctx *c)
-{
-	int i;
-	for (i = 0; i < devices(); i++)
-		if (c == &pctxs[i])
-			return ctx_held(c);
-	return 0;
-}
 
 EXPORT CUresult cuCtxPushCurrent_v2(CUcontext c)
 {

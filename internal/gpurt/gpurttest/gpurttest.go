@@ -361,8 +361,6 @@ func HostBytes(p device.Pointer, n int) []byte {
 // Pattern is n bytes that differ with seed.
 func Pattern(n int, seed byte) []byte {
 	b := make([]byte, n)
-	for i := range b {
-		b[i] = seed + byte(i*7)
-	}
+	fill(b, seed)
 	return b
 }

@@ -409,8 +409,8 @@ func checkFree(b *testing.B, d device.Device, p device.Pointer) {
 	}
 }
 
-// fill writes Pattern(len(p), seed) into p; the pattern repeats every 256
-// bytes, so past the first 256 fill copies what it wrote.
+// fill writes Pattern's bytes into p; they repeat every 256 bytes, so past
+// the first 256 fill copies what it wrote.
 func fill(p []byte, seed byte) {
 	for i := range min(len(p), 256) {
 		p[i] = seed + byte(i*7)
@@ -428,7 +428,7 @@ func differs(p []byte, seed byte) int {
 		return -1
 	}
 	for i := range p {
-		if p[i] != seed+byte(i*7) {
+		if p[i] != head[i%len(head)] {
 			return i
 		}
 	}
