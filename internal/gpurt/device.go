@@ -13,7 +13,6 @@ import (
 	"github.com/purearrow/cdevice/abi"
 	"github.com/purearrow/cdevice/device"
 	"github.com/purearrow/cdevice/internal/ffi"
-	"github.com/purearrow/cdevice/internal/hostwait"
 )
 
 // The device properties struct changes size between versions (cudaDeviceProp
@@ -34,6 +33,9 @@ type gpu struct {
 	name    string
 	attrs   []int   // parallel to Table.Attributes
 	stream  uintptr // what a nil device.Stream stands for (see the package doc)
+	// unrecordedBusy: EventQuery answers NotReady for an event never
+	// recorded, so host waits poll a marker (wait.go).
+	unrecordedBusy bool
 }
 
 // newGPU opens GPU ordinal and reads what a probe reads of it. On failure
@@ -73,6 +75,9 @@ func (g *gpu) read() error {
 				return err
 			}
 			g.attrs = append(g.attrs, o.int(0))
+		}
+		if err := g.probeUnrecorded(); err != nil {
+			return err
 		}
 		if err := r.Call(StreamCreateWithFlags, o.ptr(1), r.t.StreamNonBlocking); err != nil {
 			return err
@@ -380,27 +385,6 @@ func (d *Device) MakeStreamWait(foreign, syncEvent uintptr) error {
 	return nil
 }
 
-// waitEvent waits for the event behind syncEvent (0: nothing to wait for):
-// on the host when stream is nil, until done or ctx is done (polling the
-// event then, since EventSynchronize cannot be interrupted), else on the
-// stream *stream.
-func (d *Device) waitEvent(ctx context.Context, syncEvent uintptr, stream *uintptr) error {
-	if syncEvent == 0 {
-		return nil
-	}
-	ev := *(*uintptr)(abi.Pointer(syncEvent))
-	if ev == 0 {
-		return fmt.Errorf("%w: sync_event %#x points to a NULL event", device.ErrInvalid, syncEvent)
-	}
-	if stream != nil {
-		return d.g.on(func() error { return d.g.r.Call(StreamWaitEvent, *stream, ev, 0) })
-	}
-	return hostwait.Until(ctx, func() (ready bool, err error) {
-		err = d.g.on(func() error { ready, err = d.g.r.Ready(EventQuery, ev); return err })
-		return ready, err
-	}, func() error { return d.g.on(func() error { return d.g.r.Call(EventSynchronize, ev) }) })
-}
-
 // WaitForStream makes s (nil: the host) wait for the work queued so far on
 // the runtime stream foreign, a cudaStream_t or hipStream_t of this GPU (0
 // is the legacy default stream): the host synchronizes it, or an event of
@@ -435,7 +419,7 @@ func (g *gpu) streamAfter(h, foreign uintptr) error {
 	if err == nil {
 		err = r.Call(StreamWaitEvent, h, ev, 0)
 	}
-	if derr := r.Call(EventDestroy, ev); err == nil {
+	if derr := r.destroy(EventDestroy, ev); err == nil {
 		err = derr
 	}
 	return err

@@ -124,6 +124,18 @@ func (r *Runtime) Ready(op Op, args ...uintptr) (bool, error) {
 	}
 }
 
+// destroy calls op (StreamDestroy, EventDestroy) on h, a handle of our own
+// that no caller can release again: when it fails, it tries once more, so
+// nothing is left behind, and still returns the first failure (a runtime
+// that fails to destroy is not to be trusted quietly).
+func (r *Runtime) destroy(op Op, h uintptr) error {
+	err := r.Call(op, h)
+	if err != nil {
+		r.Call(op, h)
+	}
+	return err
+}
+
 func (r *Runtime) call(s symbol, args ...uintptr) error {
 	if code := code(s, args...); code != 0 {
 		return r.Error(s.name, code)

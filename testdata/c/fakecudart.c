@@ -143,6 +143,7 @@ struct fevent {
 	unsigned flags;
 	struct fstream *s; /* where it was recorded; NULL: never, or that work is done */
 	long seq;
+	int recorded;
 	struct fevent *next;
 };
 
@@ -184,6 +185,10 @@ static int last_kind = -1;
 static long prop_size; /* bytes the last properties call wrote */
 static int delay_us;   /* fake_cuda_set_delay */
 static int held;       /* fake_cuda_hold */
+#ifndef FAKE_UNRECORDED_NOT_READY
+#define FAKE_UNRECORDED_NOT_READY 0
+#endif
+static int unrecorded_not_ready = FAKE_UNRECORDED_NOT_READY; /* fake_cuda_set_unrecorded_not_ready */
 
 /* Driver API state. A thread's current context is valid only while its
  * generation is the global one: fake_cuda_reset bumps it, so after a reset
@@ -853,13 +858,27 @@ static cudaError_t stream_destroy(cudaStream_t stream)
 {
 	struct fstream **ps, *s, *x;
 	struct fevent *e;
+	struct op *o;
+	long last;
 	int i;
 	/* the default streams are not the caller's to destroy */
 	s = implicit(stream) ? NULL : live_stream(stream);
 	if (!s || s->dev != cur_dev)
 		return cudaErrorInvalidResourceHandle;
-	/* CUDA lets queued work finish; then nothing may point at s. */
-	run_until(s, s->enq);
+	/* CUDA lets queued work finish, and returns at once; then nothing may
+	 * point at s. The copies run here; waits with no copy after them order
+	 * nothing any more and are dropped without running what they wait
+	 * for (a destroy does not wait for another stream's work). */
+	last = s->done;
+	for (o = s->head; o; o = o->next)
+		if (o->type == OP_COPY)
+			last = o->seq;
+	run_until(s, last);
+	while ((o = s->head)) {
+		s->head = o->next;
+		free(o);
+	}
+	s->tail = NULL;
 	for (i = 0; i < MAX_DEVICES; i++) {
 		unwait(&null_streams[i], s);
 		unwait(&pt_streams[i], s);
@@ -944,6 +963,7 @@ static cudaError_t event_record(cudaEvent_t event, cudaStream_t stream)
 		return cudaErrorInvalidResourceHandle;
 	e->s = s;
 	e->seq = s->enq;
+	e->recorded = 1;
 	return cudaSuccess;
 }
 
@@ -976,6 +996,8 @@ static cudaError_t event_query(cudaEvent_t event)
 	struct fevent *e = live_event(event);
 	if (!e)
 		return cudaErrorInvalidResourceHandle;
+	if (!e->recorded && __atomic_load_n(&unrecorded_not_ready, __ATOMIC_RELAXED))
+		return cudaErrorNotReady;
 	if (e->s && e->s->done < e->seq) {
 		if (held)
 			return cudaErrorNotReady;
@@ -1081,6 +1103,7 @@ EXPORT void fake_cuda_reset(void)
 	concurrent_managed = 1;
 	__atomic_store_n(&delay_us, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&held, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&unrecorded_not_ready, FAKE_UNRECORDED_NOT_READY, __ATOMIC_RELAXED);
 	cur_dev = 0;
 	last_kind = -1;
 	prop_size = 0;
@@ -1102,6 +1125,16 @@ EXPORT void fake_cuda_set_devices(int n)
 EXPORT void fake_cuda_hold(int on)
 {
 	__atomic_store_n(&held, on, __ATOMIC_RELAXED);
+}
+
+/* fake_cuda_set_unrecorded_not_ready(1) makes cudaEventQuery answer
+ * cudaErrorNotReady for an event never recorded, for ever, as chipStar's
+ * hipEventQuery does (CUDA and HIP document cudaSuccess: nothing to wait
+ * for); 0 gives the documented answer. The default is the runtime's
+ * FAKE_UNRECORDED_NOT_READY. */
+EXPORT void fake_cuda_set_unrecorded_not_ready(int on)
+{
+	__atomic_store_n(&unrecorded_not_ready, on, __ATOMIC_RELAXED);
 }
 
 /* fake_cuda_set_delay makes every call (runtime or driver) sleep us

@@ -63,6 +63,12 @@
 #endif
 #define FAKE_DRIVER_VERSION 60241133 /* 6.2.41133 */
 
+/* chipStar 1.2.1 answers hipEventQuery on an event never recorded with
+ * hipErrorNotReady, where HIP's header says hipSuccess: the double takes
+ * the answer that makes a poll never end, so a host wait that trusts the
+ * header is caught (fake_cuda_set_unrecorded_not_ready(0) gives the other). */
+#define FAKE_UNRECORDED_NOT_READY 1
+
 /* hipStreamPerThread (2) is in every HIP 6; hipStreamLegacy (1) came with
  * HIP 6.2 (hip_runtime_api.h of rocm-6.2.0, not of rocm-6.1.2), so an older
  * runtime refuses handle 1 as an invalid handle. */

@@ -953,6 +953,78 @@ func testHostWaitContext(t *testing.T, rt Runtime) {
 	}
 }
 
+// A producer's event that was never recorded has nothing to wait for: CUDA
+// and HIP document EventQuery's answer as success, chipStar answers
+// NotReady for ever. A host wait that can be cancelled (it polls) ends at
+// once under both answers, still waits for an event whose work runs, and
+// leaves no stream or event of its own behind, even when it gives up.
+func testUnrecordedEvent(t *testing.T, rt Runtime) {
+	for _, notReady := range []uintptr{0, 1} {
+		t.Run(fmt.Sprintf("NotReady=%d", notReady), func(t *testing.T) {
+			f := NewFake(t, rt, 1)
+			f.Call("fake_cuda_set_unrecorded_not_ready", notReady)
+			host := f.Probe()[rt.kind(gpurt.HostMemory)]
+			ev, err := host.NewEvent()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ev.Close()
+			s, err := host.NewStream()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			_, events, streams := f.live()
+			ours := func(when string) {
+				t.Helper()
+				if _, e, st := f.live(); e != events || st != streams {
+					t.Errorf("%s: %d events, %d streams live; want %d, %d", when, e, st, events, streams)
+				}
+			}
+			live, stop := context.WithCancel(context.Background())
+			defer stop()
+			// A poll that never ends would meet this deadline.
+			never, cancelNever := context.WithTimeout(live, 10*time.Second)
+			defer cancelNever()
+			if err := host.WaitSyncEvent(never, ev.SyncEvent(), nil); err != nil {
+				t.Fatalf("wait on an event never recorded: %v", err)
+			}
+			ours("after the wait on an event never recorded")
+
+			buf, err := host.Alloc(64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer host.Free(buf)
+			src := Pattern(64, 3)
+			if err := host.CopyToDevice(buf, 0, src, s); err != nil {
+				t.Fatal(err)
+			}
+			if err := ev.Record(s); err != nil {
+				t.Fatal(err)
+			}
+			f.Call("fake_cuda_hold", 1)
+			short, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
+			defer cancel()
+			if err := host.WaitSyncEvent(short, ev.SyncEvent(), nil); !errors.Is(err, context.DeadlineExceeded) {
+				t.Fatalf("wait on a stalled event: %v, want context.DeadlineExceeded", err)
+			}
+			if f.pending() == 0 {
+				t.Error("giving up ran the stalled work")
+			}
+			ours("after giving up")
+			f.Call("fake_cuda_hold", 0)
+			if err := host.WaitSyncEvent(live, ev.SyncEvent(), nil); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(HostBytes(buf, 64), src) {
+				t.Error("the copy is not done after a successful wait")
+			}
+			ours("after the wait")
+		})
+	}
+}
+
 func testFaultStreams(t *testing.T, rt Runtime) {
 	f := NewFake(t, rt, 1)
 	d := f.Probe()[0]

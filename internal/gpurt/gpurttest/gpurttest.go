@@ -84,6 +84,7 @@ var doubleTests = []test{
 	{"FaultEvents", testFaultEvents},
 	{"FaultStreams", testFaultStreams},
 	{"HostWaitContext", testHostWaitContext},
+	{"UnrecordedEvent", testUnrecordedEvent},
 	{"FaultProbe", testFaultProbe},
 	{"NoDevice", testNoDevice},
 	{"DriverTooOld", testDriverTooOld},

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/purearrow/cdevice/device"
 	"github.com/purearrow/cdevice/internal/gpurt"
@@ -188,12 +189,21 @@ func testRealEvents(t *testing.T, rt Runtime) {
 		t.Fatal(err)
 	}
 	defer ev.Close()
+	// A wait that can be cancelled polls. An event never recorded has
+	// nothing to wait for, however the runtime answers a query on it (see
+	// testUnrecordedEvent); a poll that never ends would meet the deadline.
+	polled, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := d.WaitSyncEvent(polled, ev.SyncEvent(), nil); err != nil {
+		t.Fatalf("the host polls for an event never recorded: %v", err)
+	}
 	for i, w := range []struct {
 		name string
 		wait func() error
 	}{
 		{"s2 waits for the event", func() error { return d.WaitSyncEvent(context.Background(), ev.SyncEvent(), s2) }},
 		{"the host waits for the event", func() error { return d.WaitSyncEvent(context.Background(), ev.SyncEvent(), nil) }},
+		{"the host polls for the event", func() error { return d.WaitSyncEvent(polled, ev.SyncEvent(), nil) }},
 		{"s2 waits for s1's handle", func() error { return fs.WaitForStream(s1.Handle(), s2) }},
 		{"the host waits for s1's handle", func() error { return fs.WaitForStream(s1.Handle(), nil) }},
 		{"s2's handle waits for the event", func() error { return fs.MakeStreamWait(s2.Handle(), ev.SyncEvent()) }},
