@@ -21,9 +21,10 @@
 // Without it the default is the first GPU-class device, CUDA before HIP
 // (then any other GPU-class type a new backend brings: Metal, Vulkan,
 // oneAPI, WebGPU), then the first OpenCL accelerator. Neither host-memory
-// device types (CUDA_HOST, CUDA_MANAGED, ROCM_HOST) nor OpenCL devices of
-// type CL_DEVICE_TYPE_CPU (PoCL's, say: OpenCL on the host's processors,
-// whose copies run at a fraction of the CPU device's speed) are picked
-// automatically; CDEVICE_DEVICE still names them. With none of these the
+// device types (CUDA_HOST, CUDA_MANAGED, ROCM_HOST) nor devices that run
+// on the host's own processors (an IsCPU method says so: OpenCL devices of
+// type CL_DEVICE_TYPE_CPU, PoCL's say, and HIP devices of chipStar on such
+// an OpenCL device), whose copies run at a fraction of the CPU device's
+// speed, are picked automatically; CDEVICE_DEVICE still names them. With none of these the
 // default is device.CPU, and the reason says what each backend reported.
 package loader

@@ -225,9 +225,10 @@ func rank(d *DeviceReport) int {
 	return -1 // host memory flavours and accelerators one names explicitly
 }
 
-// hostProcessor is a device that runs on the host's own processors
-// (opencl.Device: CL_DEVICE_TYPE_CPU, such as PoCL). It does nothing the
-// CPU device cannot, and copies at a fraction of its speed.
+// hostProcessor is a device that may run on the host's own processors
+// (opencl.Device: CL_DEVICE_TYPE_CPU, such as PoCL; hip.Device: chipStar on
+// such a device). It does nothing the CPU device cannot, and copies at a
+// fraction of its speed.
 type hostProcessor interface{ IsCPU() bool }
 
 func onHostCPU(d *DeviceReport) bool {

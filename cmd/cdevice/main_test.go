@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/purearrow/cdevice/internal/ctest"
 	"github.com/purearrow/cdevice/internal/selfexec"
 	"github.com/purearrow/cdevice/internal/testsupport"
 )
@@ -131,16 +132,21 @@ func TestDevicesJSON(t *testing.T) {
 	}
 }
 
-// HIP for real (Debian's libamdhip64, no AMD GPU here): discovery finds the
-// library, reports hipErrorNoDevice (100), and with CUDA and OpenCL out of
-// the way the default falls back to the CPU, saying why.
+// HIP for real (Debian's libamdhip64 found by the usual search, on a
+// machine without an AMD GPU): discovery finds the library, reports
+// hipErrorNoDevice (100), and with CUDA and OpenCL out of the way the
+// default falls back to the CPU, saying why. It needs that library and no
+// AMD GPU, and searches for itself whatever CDEVICE_HIP_LIBRARY says.
 func TestHIPNoDeviceFallsBackToCPU(t *testing.T) {
-	r := runJSON(t, "CDEVICE_CUDA_LIBRARY=/nonexistent", "CDEVICE_OPENCL_LIBRARY=/nonexistent")
+	r := runJSON(t, "CDEVICE_CUDA_LIBRARY=/nonexistent", "CDEVICE_OPENCL_LIBRARY=/nonexistent", "CDEVICE_HIP_LIBRARY=")
 	for _, b := range r.Backends {
 		if b.Name != "hip" {
 			continue
 		}
-		if b.Available || !strings.Contains(b.Reason, "hipErrorNoDevice, 100") {
+		if b.Available {
+			t.Skipf("this machine has a HIP device (%s): the test needs one without", b.Version)
+		}
+		if !strings.Contains(b.Reason, "hipErrorNoDevice, 100") {
 			if strings.Contains(b.Reason, "not installed") && os.Getenv("CI") != "true" {
 				t.Skipf("libamdhip64 is not installed: %s", b.Reason)
 			}
@@ -150,6 +156,21 @@ func TestHIPNoDeviceFallsBackToCPU(t *testing.T) {
 	if r.Default != "cpu" || !strings.Contains(r.DefaultReason, "hipErrorNoDevice, 100") {
 		t.Errorf("default %q (%s), want cpu because hip has no device", r.Default, r.DefaultReason)
 	}
+}
+
+// A HIP device that is the host's own CPU (chipStar on PoCL, here its test
+// double, testdata/c/fakehip_chipstar.c) is no default GPU: the default is
+// the CPU device, and the reason names the HIP device and how to pick it,
+// which works. A GPU behind the same runtime is the default.
+func TestHIPOnHostCPUIsNotDefault(t *testing.T) {
+	env := []string{"CDEVICE_CUDA_LIBRARY=/nonexistent", "CDEVICE_OPENCL_LIBRARY=/nonexistent",
+		"CDEVICE_HIP_LIBRARY=" + ctest.Path(t, "fakehip_chipstar"), "FAKE_CUDA_DEVICES=1"}
+	r := runJSON(t, env...)
+	want := "hip: only the host's CPU (rocm:0, rocm_host:0: slower than the CPU device; CDEVICE_DEVICE=rocm:0 picks it)"
+	if r.Default != "cpu" || !strings.Contains(r.DefaultReason, want) {
+		t.Errorf("default %q (%s); want cpu, saying %q", r.Default, r.DefaultReason, want)
+	}
+	checkSelftest(t, runCommand(t, append(env, "CDEVICE_DEVICE=rocm:0"), "selftest", "--json"), []string{"rocm:0"})
 }
 
 func TestDevicesText(t *testing.T) {

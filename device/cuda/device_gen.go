@@ -43,6 +43,11 @@ func (d *Device) String() string { return d.dev.String() }
 // (CopyToHost).
 func (d *Device) HostAccessible() bool { return d.dev.HostAccessible() }
 
+// IsCPU reports whether the GPU is the host's own processors: never for CUDA,
+// whose devices are GPUs. Such a device does nothing the CPU device cannot, and
+// copies slower, so the loader makes it the default only when named.
+func (d *Device) IsCPU() bool { return d.dev.IsCPU() }
+
 // Alloc returns size bytes (size > 0) of the Device's kind of memory, from the
 // allocator that the documentation of Device names for it.
 func (d *Device) Alloc(size int) (device.Pointer, error) { return d.dev.Alloc(size) }

@@ -37,6 +37,14 @@ func (d *Device) String() string { return d.dev.String() }
 // through its pointers: true for pinned host memory, false for device memory.
 func (d *Device) HostAccessible() bool { return d.dev.HostAccessible() }
 
+// IsCPU reports whether the GPU is the host's own processors: true for a HIP on
+// OpenCL's CPU device (chipStar on PoCL), which the probe asks chipStar's
+// hipGetBackendNativeHandles and OpenCL's CL_DEVICE_TYPE; false for AMD's
+// runtime, whose devices are GPUs, and where the runtime cannot tell. Such a
+// device does nothing the CPU device cannot, and copies slower, so the loader
+// makes it the default only when named.
+func (d *Device) IsCPU() bool { return d.dev.IsCPU() }
+
 // Alloc returns size bytes (size > 0) of the Device's kind of memory, from the
 // allocator that the documentation of Device names for it.
 func (d *Device) Alloc(size int) (device.Pointer, error) { return d.dev.Alloc(size) }

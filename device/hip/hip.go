@@ -47,6 +47,7 @@ var table = gpurt.Table{
 	// hipDriverGetVersion answers a constant of the HIP build, not the
 	// amdgpu driver's version.
 	DriverVersionIsRuntime: true,
+	HostCPU:                hostCPU,
 	FormatVersion:          formatVersion,
 	Wrap:                   func(d *gpurt.Device) device.Device { return &Device{dev: d} },
 }

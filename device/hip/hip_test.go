@@ -100,3 +100,59 @@ func TestDoubleIsHIP(t *testing.T) {
 		}
 	}
 }
+
+// chipStar (a HIP on OpenCL, ../shared/runtimes/chipstar) as the double
+// plays it (testdata/c/fakehip_chipstar.c): every test of the double
+// passes on its shape, and a probe asks chipStar which OpenCL device a HIP
+// device is and OpenCL whether that is a CPU, on a stream of its own.
+func TestChipStarDouble(t *testing.T) {
+	rt := hip.Runtime
+	rt.Fake, rt.Version = "fakehip_chipstar", "runtime 1.1.0, driver 4"
+	rt.OldDriver, rt.NewFake = 0, "" // no driver is too old for it
+	rt.NoHostFake = ""               // its own pair is tested below
+	t.Run("gpurt", func(t *testing.T) { gpurttest.Run(t, rt) })
+	for _, tc := range []struct {
+		name   string
+		clType uintptr // CL_DEVICE_TYPE_CPU 2, _GPU 4
+		level0 uintptr
+		cpu    bool
+	}{
+		{"CPU", 2, 0, true},
+		{"GPU", 4, 0, false},
+		{"LevelZero", 2, 1, false}, // its handles are not OpenCL's
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := gpurttest.NewFake(t, rt, 2)
+			f.Call("fake_chipstar_set_device", tc.clType, tc.level0)
+			defer f.Call("fake_chipstar_set_device", 2, 0)
+			devs := f.Probe()
+			for _, d := range devs {
+				if got := d.(interface{ IsCPU() bool }).IsCPU(); got != tc.cpu {
+					t.Errorf("%v: IsCPU() = %v, want %v", d, got, tc.cpu)
+				}
+			}
+			if n := f.Calls("hipGetBackendNativeHandles"); n != 4 {
+				t.Errorf("hipGetBackendNativeHandles called %d times; want twice per GPU", n)
+			}
+		})
+	}
+	// No hipExtHostAlloc: pinned host memory is hipHostMalloc's, given
+	// back with hipFreeHost (what it has of each pair).
+	t.Run("HostMemory", func(t *testing.T) {
+		f := gpurttest.NewFake(t, rt, 1)
+		devs := f.Probe()
+		if err := gpurttest.RoundTrip(devs[1], 64, 7); err != nil {
+			t.Fatal(err)
+		}
+		if a, fr := f.Calls("hipHostMalloc"), f.Calls("hipFreeHost"); a != 1 || fr != 1 {
+			t.Errorf("hipHostMalloc called %d times, hipFreeHost %d; want once each", a, fr)
+		}
+	})
+	t.Run("AMD", func(t *testing.T) { // no hipGetBackendNativeHandles: a GPU
+		for _, d := range gpurttest.NewFake(t, hip.Runtime, 1).Probe() {
+			if d.(interface{ IsCPU() bool }).IsCPU() {
+				t.Errorf("%v: IsCPU() on AMD's runtime", d)
+			}
+		}
+	})
+}

@@ -36,6 +36,7 @@ type gpu struct {
 	// unrecordedBusy: EventQuery answers NotReady for an event never
 	// recorded, so host waits poll a marker (wait.go).
 	unrecordedBusy bool
+	hostCPU        bool // the GPU is the host's own processors (Table.HostCPU)
 }
 
 // newGPU opens GPU ordinal and reads what a probe reads of it. On failure
@@ -79,6 +80,9 @@ func (g *gpu) read() error {
 		if err := g.probeUnrecorded(); err != nil {
 			return err
 		}
+		if err := g.probeHostCPU(); err != nil {
+			return err
+		}
 		if err := r.Call(StreamCreateWithFlags, o.ptr(1), r.t.StreamNonBlocking); err != nil {
 			return err
 		}
@@ -94,6 +98,22 @@ func (g *gpu) read() error {
 	}
 	g.name = string(name)
 	return nil
+}
+
+// probeHostCPU asks the runtime's HostCPU question, if it has one, on a
+// stream of its own. The GPU must be current.
+func (g *gpu) probeHostCPU() error {
+	r := g.r
+	if r.hostCPU == nil {
+		return nil
+	}
+	o := newOut()
+	defer o.release()
+	if err := r.Call(StreamCreateWithFlags, o.ptr(0), r.t.StreamNonBlocking); err != nil {
+		return err
+	}
+	g.hostCPU = r.hostCPU(o.uintptr(0))
+	return r.destroy(StreamDestroy, o.uintptr(0))
 }
 
 // cCalloc is ffi.Calloc with its rare failure (no C library, the C heap
@@ -210,6 +230,10 @@ func (d *Device) Name() string {
 	}
 	return d.g.name
 }
+
+// IsCPU reports whether the GPU is the host's own processors (see
+// Table.HostCPU); the loader then does not make it the default.
+func (d *Device) IsCPU() bool { return d.g.hostCPU }
 
 // HostAccessible: pinned host memory is, device memory is not, and managed
 // memory is where the GPU allows the host to touch it while kernels run

@@ -17,6 +17,8 @@ type Runtime struct {
 	lib   *ffi.Library
 	fn    [numOps]symbol
 	kinds []kindSymbols // parallel to t.Kinds
+	// hostCPU is Table.HostCPU's question for this library; nil: none.
+	hostCPU func(stream uintptr) bool
 
 	runtimeVersion, driverVersion int
 }
@@ -87,6 +89,9 @@ func Bind(t *Table, lib *ffi.Library) (*Runtime, error) {
 		if errF != nil {
 			ks.missing = append(ks.missing, strings.Join(k.freeNames(), " or "))
 		}
+	}
+	if t.HostCPU != nil {
+		r.hostCPU = t.HostCPU(lib)
 	}
 	if len(missing) > 0 {
 		return nil, &probeError{

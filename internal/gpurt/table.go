@@ -3,6 +3,7 @@ package gpurt
 import (
 	"github.com/purearrow/cdevice/abi"
 	"github.com/purearrow/cdevice/device"
+	"github.com/purearrow/cdevice/internal/ffi"
 )
 
 // An API is the shape of a table's calls.
@@ -201,6 +202,13 @@ type Table struct {
 	// runtime's build (HIP), not the installed driver's version, so a
 	// probe never reads "no driver" or "driver too old" from it.
 	DriverVersionIsRuntime bool
+
+	// HostCPU, where set, asks whether a GPU runs on the host's own
+	// processors (a HIP on OpenCL's CPU device): given the library, it
+	// returns nil when the library cannot tell, else the question, which
+	// a probe asks once per GPU, with the GPU current, on a stream made
+	// for it and destroyed after (the question may change the stream).
+	HostCPU func(lib *ffi.Library) func(stream uintptr) bool
 
 	// FormatVersion writes a version as RuntimeGetVersion and
 	// DriverGetVersion encode it.

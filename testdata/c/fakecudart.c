@@ -283,10 +283,22 @@ static void rt_bind(int d)
 		set_current_ctx(&pctxs[d]);
 }
 
+/* A runtime newer than the driver cannot start; a runtime that reports a
+ * constant of its own as the driver's version (FAKE_NO_DRIVER_CHECK,
+ * chipStar) never says so. */
+static int driver_too_old(void)
+{
+#ifdef FAKE_NO_DRIVER_CHECK
+	return 0;
+#else
+	return driver_version < FAKE_RUNTIME_VERSION;
+#endif
+}
+
 /* context is what a runtime call that needs the device checks first. */
 static int context(void)
 {
-	if (driver_version < FAKE_RUNTIME_VERSION)
+	if (driver_too_old())
 		return cudaErrorInsufficientDriver;
 	if (devices() == 0)
 		return cudaErrorNoDevice;
@@ -445,7 +457,7 @@ static cudaError_t get_device_count(int *n)
 	if (!n)
 		return cudaErrorInvalidValue;
 	*n = 0;
-	if (driver_version < FAKE_RUNTIME_VERSION)
+	if (driver_too_old())
 		return cudaErrorInsufficientDriver;
 	if (devices() == 0)
 		return cudaErrorNoDevice;
@@ -463,7 +475,7 @@ RT_EXPORT cudaError_t cudaGetDeviceCount(int *n)
  * runtime does (not a driver-API retain). */
 static cudaError_t set_device(int d)
 {
-	if (driver_version < FAKE_RUNTIME_VERSION)
+	if (driver_too_old())
 		return cudaErrorInsufficientDriver;
 	if (devices() == 0)
 		return cudaErrorNoDevice;
@@ -508,11 +520,13 @@ static cudaError_t props(void *prop, int d)
 	return cudaSuccess;
 }
 
+#ifndef FAKE_ONLY_VERSIONED_PROPS
 RT_EXPORT cudaError_t cudaGetDeviceProperties(void *prop, int d)
 {
 	ENTER_CTX(cudaGetDeviceProperties);
 	return unlock(props(prop, d));
 }
+#endif
 
 #ifndef FAKE_CUDA_OLD
 RT_EXPORT cudaError_t cudaGetDeviceProperties_v2(void *prop, int d)

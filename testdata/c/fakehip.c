@@ -61,7 +61,9 @@
 #ifndef FAKE_RUNTIME_VERSION
 #define FAKE_RUNTIME_VERSION 60140092 /* 6.1.40092 */
 #endif
+#ifndef FAKE_DRIVER_VERSION
 #define FAKE_DRIVER_VERSION 60241133 /* 6.2.41133 */
+#endif
 
 /* chipStar 1.2.1 answers hipEventQuery on an event never recorded with
  * hipErrorNotReady, where HIP's header says hipSuccess: the double takes
@@ -72,10 +74,12 @@
 /* hipStreamPerThread (2) is in every HIP 6; hipStreamLegacy (1) came with
  * HIP 6.2 (hip_runtime_api.h of rocm-6.2.0, not of rocm-6.1.2), so an older
  * runtime refuses handle 1 as an invalid handle. */
+#ifndef FAKE_STREAM_LEGACY
 #if FAKE_RUNTIME_VERSION >= 60200000
 #define FAKE_STREAM_LEGACY 1
 #else
 #define FAKE_STREAM_LEGACY 0
+#endif
 #endif
 
 #include "fakecudart.c"
@@ -90,7 +94,9 @@ EXPORT cudaError_t hipExtHostAlloc(void **p, size_t n, unsigned flags)
 	(void)flags;
 	return unlock(alloc(p, n, K_HOST));
 }
+#endif
 
+#if !defined(FAKE_CUDA_OLD) && (!defined(FAKE_NO_EXT_HOST_ALLOC) || defined(FAKE_FREE_HOST))
 EXPORT cudaError_t hipFreeHost(void *p)
 {
 	ENTER_CTX(hipFreeHost);

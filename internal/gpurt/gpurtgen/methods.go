@@ -17,15 +17,17 @@ type target struct {
 	Suffix  string // what Name adds to the GPU's name for them
 	Managed string // what HostAccessible's doc adds on managed memory
 	Errors  string // what ErrorName's doc adds on another API's names
+	CPU     string // when IsCPU is true
 }
 
 var targets = map[string]target{
-	"cuda": {Pkg: "cuda", Props: "cudaDeviceProp", Example: "cuda_host:0",
+	"cuda": {Pkg: "cuda", Props: "cudaDeviceProp", Example: "cuda_host:0", CPU: "never for CUDA, whose devices are GPUs",
 		Host: "pinned host and managed memory", Suffix: `" (pinned host memory)" or " (managed memory)"`,
 		Errors:  ` Through the driver API it is the driver's name (cuGetErrorName), e.g. "CUDA_ERROR_NO_DEVICE": its codes are the runtime's for the same conditions.`,
 		Managed: " Managed memory is host-accessible only on a GPU whose cudaDevAttrConcurrentManagedAccess (read once at probe) is 1: where it is 0 (every GPU on Windows and WSL, GPUs before Pascal) the host must not touch managed memory while the GPU is busy, even after an array's event, so HostAccessible is false and importers read such memory through copies (CopyToHost)."},
 	"hip": {Pkg: "hip", Props: "hipDeviceProp_t", Example: "rocm_host:0",
-		Host: "pinned host memory", Suffix: `" (pinned host memory)"`},
+		Host: "pinned host memory", Suffix: `" (pinned host memory)"`,
+		CPU: "true for a HIP on OpenCL's CPU device (chipStar on PoCL), which the probe asks chipStar's hipGetBackendNativeHandles and OpenCL's CL_DEVICE_TYPE; false for AMD's runtime, whose devices are GPUs, and where the runtime cannot tell"},
 }
 
 // A method is one method of a runtime package's Device: it calls the
@@ -53,6 +55,8 @@ var methods = []method{
 		`String is the device type and ordinal, e.g. {{.Example}}, as $CDEVICE_DEVICE names the Device.`},
 	{"HostAccessible", "", "", "bool",
 		`HostAccessible reports whether host code may read and write the memory through its pointers: true for {{.Host}}, false for device memory.{{.Managed}}`},
+	{"IsCPU", "", "", "bool",
+		`IsCPU reports whether the GPU is the host's own processors: {{.CPU}}. Such a device does nothing the CPU device cannot, and copies slower, so the loader makes it the default only when named.`},
 	{"Alloc", "size int", "size", "(device.Pointer, error)",
 		`Alloc returns size bytes (size > 0) of the Device's kind of memory, from the allocator that the documentation of Device names for it.`},
 	{"Free", "p device.Pointer", "p", "error",

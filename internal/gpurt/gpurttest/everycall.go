@@ -24,6 +24,8 @@ func testEveryCallFails(t *testing.T, rt Runtime) {
 	}
 	for _, k := range rt.Table.Kinds {
 		names = append(names, k.Alloc, k.Free)
+		names = append(names, k.OlderAlloc...)
+		names = append(names, k.OlderFree...)
 	}
 	counts := map[string]int64{}
 	if err := dayOfWork(rt, f.path); err != nil {

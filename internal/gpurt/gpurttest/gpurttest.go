@@ -265,6 +265,22 @@ func (f *Fake) fail(call string, code, n int) {
 }
 
 func (f *Fake) calls(call string) int64 { return int64(f.withString("fake_cuda_call_count", call)) }
+
+// bound is the first of names that the double exports: the one a
+// binding of them takes.
+func (f *Fake) bound(names ...string) string {
+	for _, n := range names {
+		if _, err := f.lib.Symbol(n); err == nil {
+			return n
+		}
+	}
+	f.t.Fatalf("the double has none of %v", names)
+	return ""
+}
+
+// Calls is how many times the double's function call was called since the
+// reset.
+func (f *Fake) Calls(call string) int64 { return f.calls(call) }
 func (f *Fake) pending() int64          { return int64(f.Call("fake_cuda_pending_ops")) }
 func (f *Fake) lastKind() uintptr       { return uintptr(int32(f.Call("fake_cuda_last_memcpy_kind"))) }
 
