@@ -144,6 +144,12 @@ func checkLeaks(tb testing.TB, base cdevice.Leaks) {
 // handler is released, and that nothing leaks.
 func roundTrip(t *testing.T, sc *arrow.Schema, recs []arrow.RecordBatch, depth int) {
 	t.Helper()
+	roundTripOn(t, sc, recs, depth, device.CPU)
+}
+
+// roundTripOn is roundTrip with the batches on dev.
+func roundTripOn(t *testing.T, sc *arrow.Schema, recs []arrow.RecordBatch, depth int, dev device.Device) {
+	t.Helper()
 	t.Cleanup(noLeaksAfter(t)) // after the test's own cleanups
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -151,7 +157,7 @@ func roundTrip(t *testing.T, sc *arrow.Schema, recs []arrow.RecordBatch, depth i
 	if err != nil {
 		t.Fatalf("NewHandler: %v", err)
 	}
-	errc := startProduce(ctx, sc, copiedBatches(ctx, recs, device.CPU), h.C())
+	errc := startProduce(ctx, sc, copiedBatches(ctx, recs, dev), h.C())
 	closed := false
 	defer func() {
 		if !closed { // a failure part way: stop the producer and wait for it
@@ -175,8 +181,8 @@ func roundTrip(t *testing.T, sc *arrow.Schema, recs []arrow.RecordBatch, depth i
 		if b.DeviceRecordBatch == nil {
 			t.Fatalf("batch %d: nil DeviceRecordBatch", n)
 		}
-		if dt := b.Device().Type(); dt != abi.DeviceCPU {
-			t.Errorf("batch %d: device %s, want cpu", n, dt)
+		if dt := b.Device().Type(); dt != dev.Type() {
+			t.Errorf("batch %d: device %s, want %s", n, dt, dev.Type())
 		}
 		rec, err := b.ToHost(ctx)
 		if err != nil {
@@ -217,6 +223,23 @@ func TestGoldAsync(t *testing.T) {
 			})
 		}
 	})
+}
+
+// Every gold case as an async stream round trip on the devices of real
+// runtimes: PoCL's OpenCL device, HIP's (chipStar on PoCL where configured).
+// The consumer waits for each batch's sync event from the runtime.
+func TestGoldAsyncDevices(t *testing.T) {
+	for _, backend := range []string{"opencl", "hip"} {
+		t.Run(backend, func(t *testing.T) {
+			dev := testsupport.BackendDevice(t, backend)
+			for _, c := range goldCases(t) {
+				t.Run(c, func(t *testing.T) {
+					sc, recs := readGold(t, c)
+					roundTripOn(t, sc, recs, 8, dev)
+				})
+			}
+		})
+	}
 }
 
 // A stream of no batches: the schema, then the end.

@@ -16,6 +16,7 @@ import (
 	"github.com/purearrow/cdevice/abi"
 	"github.com/purearrow/cdevice/cai"
 	"github.com/purearrow/cdevice/device"
+	"github.com/purearrow/cdevice/internal/testsupport"
 	"github.com/purearrow/cdevice/tensor"
 )
 
@@ -832,5 +833,20 @@ func TestStridedLayouts(t *testing.T) {
 	}
 	if phys, perm, ok := cai.Permuted([]int64{2, 3, 4}, []int64{48, 4, 12}, 4); !ok || !slices.Equal(phys, []int64{4, 3}) || !slices.Equal(perm, []int64{1, 0}) {
 		t.Errorf("permuted %v %v %v", phys, perm, ok)
+	}
+}
+
+// The CUDA Array Interface is CUDA's: an array in HIP memory (chipStar on
+// PoCL in CI) is refused with ErrNotCUDA naming its device, and a HIP
+// device is refused as the import's device; ROCm arrays go through DLPack
+// (kDLROCM), whose stream rules dlpack's TestConsumerStream checks on it.
+func TestROCmIsNotCUDA(t *testing.T) {
+	dev := testsupport.BackendDevice(t, "hip")
+	f := fromJSON(t, arrow.PrimitiveTypes.Float64, `[1, null, 3]`)
+	defer f.Release()
+	da := toDevice(t, f, dev)
+	defer da.Release()
+	if _, err := cai.Export(ctx, da); !errors.Is(err, cai.ErrNotCUDA) || !strings.Contains(err.Error(), "rocm") {
+		t.Errorf("HIP array: %v; want ErrNotCUDA naming rocm", err)
 	}
 }

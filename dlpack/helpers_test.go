@@ -24,6 +24,7 @@ import (
 	"github.com/purearrow/cdevice/internal/ffi"
 	"github.com/purearrow/cdevice/internal/gpurt/gpurttest"
 	"github.com/purearrow/cdevice/internal/ndarray"
+	"github.com/purearrow/cdevice/internal/testsupport"
 	"github.com/purearrow/cdevice/tensor"
 )
 
@@ -121,11 +122,15 @@ func fakeCalls(t testing.TB, fake *ffi.Library, call string) int64 {
 }
 
 // testDevices are the devices round trips run on: the CPU always, PoCL's
-// OpenCL device and the CUDA test double when present.
+// OpenCL device, HIP's first device (chipStar on PoCL where configured)
+// and the CUDA test double when present.
 func testDevices(t *testing.T) map[string]device.Device {
 	devs := map[string]device.Device{"cpu": device.CPU}
 	if d := tryDevice(t, func(t testing.TB) device.Device { d, _ := openclDevice(t); return d }); d != nil {
 		devs["opencl"] = d
+	}
+	if d := tryDevice(t, func(t testing.TB) device.Device { return testsupport.BackendDevice(t, "hip") }); d != nil {
+		devs["rocm"] = d
 	}
 	if d := tryDevice(t, func(t testing.TB) device.Device { d, _ := cudaDevice(t); return d }); d != nil {
 		devs["cuda"] = d

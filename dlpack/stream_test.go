@@ -1,6 +1,8 @@
 package dlpack_test
 
 import (
+	"bytes"
+	"context"
 	"os"
 	"os/exec"
 	"strings"
@@ -8,8 +10,10 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/purearrow/cdevice/abi"
+	"github.com/purearrow/cdevice/device"
 	"github.com/purearrow/cdevice/dlpack"
 	"github.com/purearrow/cdevice/internal/ffi"
+	"github.com/purearrow/cdevice/internal/testsupport"
 )
 
 // TestConsumerStream: WithConsumerStream on each device.
@@ -34,6 +38,34 @@ func TestConsumerStream(t *testing.T) {
 				dtype: dtF64, shape: []int64{64}, strides: []int64{1}, flags: dlpack.FlagReadOnly}
 			if rc := c.consume(sp.params(t), mt.Addr(), cbytes(t, vals), dev.CommandQueue()); rc != 0 {
 				t.Fatalf("C consumer on the named queue: %d", rc)
+			}
+		}
+	})
+
+	// HIP's rules are CUDA's (the counting is done on CUDA's double above):
+	// on a real runtime, a consumer reading on its own stream s, or on the
+	// host after a wait of the host (0), or with NoSync after its own wait,
+	// reads the array's values.
+	t.Run("rocm", func(t *testing.T) {
+		dev := testsupport.BackendDevice(t, "hip")
+		da := onDevice(t, a, dev)
+		s, err := dev.NewStream()
+		must(t, err)
+		defer s.Close()
+		h := s.(interface{ Handle() uintptr }).Handle()
+		for _, cs := range []uintptr{h, 0, dlpack.NoSync} {
+			mt, err := dlpack.Export(da, dlpack.WithConsumerStream(cs))
+			must(t, err)
+			if cs == dlpack.NoSync {
+				must(t, dev.WaitSyncEvent(context.Background(), da.SyncEvent(), nil))
+			}
+			got := make([]byte, len(vals))
+			tn := &mt.DLTensor
+			must(t, dev.CopyToHost(got, device.Pointer(tn.Data), int(tn.ByteOffset), s))
+			must(t, s.Synchronize())
+			mt.Delete()
+			if !bytes.Equal(got, vals) {
+				t.Errorf("consumer stream %#x: the consumer read other values", cs)
 			}
 		}
 	})

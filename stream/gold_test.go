@@ -2,7 +2,6 @@ package stream_test
 
 import (
 	"context"
-	"os"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -93,29 +92,12 @@ func TestGoldDeviceStreamCPU(t *testing.T) {
 // Every gold case through an ArrowDeviceArrayStream on the first OpenCL
 // device (PoCL in CI).
 func TestGoldDeviceStreamOpenCL(t *testing.T) {
-	goldDeviceStream(t, openCLDevice(t))
+	goldDeviceStream(t, testsupport.BackendDevice(t, "opencl"))
 }
 
-// openCLDevice returns the first device of the OpenCL backend, or skips
-// (fails in CI, which installs PoCL).
-func openCLDevice(tb testing.TB) device.Device {
-	tb.Helper()
-	skip := tb.Skipf
-	if os.Getenv("CI") == "true" {
-		skip = tb.Fatalf
-	}
-	for _, b := range device.Backends() {
-		if b.Name() != "opencl" {
-			continue
-		}
-		info, err := b.Probe(context.Background())
-		if err != nil || len(info.Devices) == 0 {
-			skip("opencl: no device: %v", err)
-		}
-		return info.Devices[0]
-	}
-	skip("no opencl backend registered")
-	return nil
+// The same on HIP's device memory (chipStar on PoCL in CI).
+func TestGoldDeviceStreamHIP(t *testing.T) {
+	goldDeviceStream(t, testsupport.BackendDevice(t, "hip"))
 }
 
 func goldDeviceStream(t *testing.T, dev device.Device) {

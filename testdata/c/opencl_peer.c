@@ -3,6 +3,7 @@
  * the other side of the boundary is not Go. libOpenCL is dlopen'ed and its
  * few prototypes declared by opencl_dl.h. */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -308,169 +309,35 @@ int peer_arrow_consume(cl_command_queue q, int svm, struct ArrowSchema *s, struc
 }
 
 /* ---- ArrowDeviceArrayStream on OpenCL ----------------------------------- */
-#include <errno.h>
-#include <inttypes.h>
-#include <stdio.h>
 
-/* Stream, schema and array structs made by peer_make_device_stream minus
- * those released. */
-static int64_t peer_stream_made, peer_stream_freed;
-
-static void peer_made(void) { __atomic_add_fetch(&peer_stream_made, 1, __ATOMIC_SEQ_CST); }
-static void peer_freed(void) { __atomic_add_fetch(&peer_stream_freed, 1, __ATOMIC_SEQ_CST); }
-
-intptr_t peer_stream_live_count(void) {
-	return __atomic_load_n(&peer_stream_made, __ATOMIC_SEQ_CST) -
-	       __atomic_load_n(&peer_stream_freed, __ATOMIC_SEQ_CST);
-}
-
-/* A parent struct and its one child share a holder, freed with whichever
- * is released last: a consumer may move the child out and release it later. */
-struct peer_holder {
-	int refs;
-	struct produced *p; /* arrays only */
-	const void *parent_bufs[1];
-	const void *child_bufs[2];
-	struct ArrowArray child;
-	struct ArrowArray *children[1];
-	struct ArrowSchema child_schema;
-	struct ArrowSchema *child_schemas[1];
-};
-
-static void peer_unref(struct peer_holder *h) {
-	if (__atomic_sub_fetch(&h->refs, 1, __ATOMIC_SEQ_CST) != 0)
-		return;
-	if (h->p)
-		peer_release(h->p);
-	free(h);
-}
-
-static void peer_child_schema_release(struct ArrowSchema *s) {
-	struct peer_holder *h = s->private_data;
-	s->release = NULL;
-	peer_freed();
-	peer_unref(h);
-}
-
-static void peer_schema_release(struct ArrowSchema *s) {
-	struct peer_holder *h = s->private_data;
-	if (h->child_schema.release)
-		h->child_schema.release(&h->child_schema);
-	s->release = NULL;
-	peer_freed();
-	peer_unref(h);
-}
-
-static void peer_child_array_release(struct ArrowArray *a) {
-	struct peer_holder *h = a->private_data;
-	a->release = NULL;
-	peer_freed();
-	peer_unref(h);
-}
-
-static void peer_array_release(struct ArrowArray *a) {
-	struct peer_holder *h = a->private_data;
-	if (h->child.release)
-		h->child.release(&h->child);
-	a->release = NULL;
-	peer_freed();
-	peer_unref(h);
-}
-
-struct peer_stream {
+/* What a stream's batches are made with. */
+struct cl_stream_cfg {
 	cl_context ctx;
 	cl_command_queue q;
 	int svm;
-	int64_t device_id, batches, next;
-	int32_t rows;
-	int failed;
-	char err[256];
 };
-
-static int peer_stream_schema(struct ArrowDeviceArrayStream *s, struct ArrowSchema *out) {
-	struct peer_holder *h = calloc(1, sizeof *h);
-	(void)s;
-	if (!h)
-		return ENOMEM;
-	h->refs = 2;
-	h->child_schema.format = "i";
-	h->child_schema.name = "v";
-	h->child_schema.release = peer_child_schema_release;
-	h->child_schema.private_data = h;
-	h->child_schemas[0] = &h->child_schema;
-	memset(out, 0, sizeof *out);
-	out->format = "+s";
-	out->name = "";
-	out->n_children = 1;
-	out->children = h->child_schemas;
-	out->release = peer_schema_release;
-	out->private_data = h;
-	peer_made();
-	peer_made();
-	return 0;
-}
 
 /* Batch b holds rows int32 values b*rows, b*rows+1, ... written behind a gate
  * that another thread opens a little later, so a consumer must wait on the
  * batch's sync_event (its own marker cl_event) to read them. */
-static int peer_stream_next(struct ArrowDeviceArrayStream *s, struct ArrowDeviceArray *out) {
-	struct peer_stream *ps = s->private_data;
-	struct peer_holder *h;
-	cl_int err = CL_SUCCESS;
-	memset(out, 0, sizeof *out);
-	out->device_type = ARROW_DEVICE_OPENCL;
-	out->device_id = ps->device_id;
-	if (ps->failed)
-		return EIO;
-	if (ps->next >= ps->batches)
-		return 0;
-	h = calloc(1, sizeof *h);
-	if (!h)
-		return ENOMEM;
-	h->p = peer_produce(ps->ctx, ps->q, ps->svm, ps->rows, (int32_t)(ps->next * ps->rows), &err);
-	if (!h->p) {
-		free(h);
-		snprintf(ps->err, sizeof ps->err, "peer_produce: CL error %d", (int)err);
-		ps->failed = 1;
-		return EIO;
+static struct produced *dsp_produce(void *cfg, int32_t n, int32_t seed, char *err, size_t errlen) {
+	struct cl_stream_cfg *c = cfg;
+	cl_int rc = CL_SUCCESS;
+	struct produced *p = peer_produce(c->ctx, c->q, c->svm, n, seed, &rc);
+	if (!p) {
+		snprintf(err, errlen, "peer_produce: CL error %d", (int)rc);
+		return NULL;
 	}
-	if (peer_open_gate_after(h->p, 2) != 0)
-		peer_open_gate(h->p);
-	h->refs = 2;
-	h->parent_bufs[0] = NULL;
-	h->child_bufs[0] = NULL;
-	h->child_bufs[1] = h->p->buf;
-	h->child.length = ps->rows;
-	h->child.n_buffers = 2;
-	h->child.buffers = h->child_bufs;
-	h->child.release = peer_child_array_release;
-	h->child.private_data = h;
-	h->children[0] = &h->child;
-	out->array.length = ps->rows;
-	out->array.n_buffers = 1;
-	out->array.buffers = h->parent_bufs;
-	out->array.n_children = 1;
-	out->array.children = h->children;
-	out->array.release = peer_array_release;
-	out->array.private_data = h;
-	out->sync_event = &h->p->marker;
-	peer_made();
-	peer_made();
-	ps->next++;
-	return 0;
+	if (peer_open_gate_after(p, 2) != 0)
+		peer_open_gate(p);
+	return p;
 }
 
-static const char *peer_stream_error(struct ArrowDeviceArrayStream *s) {
-	struct peer_stream *ps = s->private_data;
-	return ps->failed ? ps->err : NULL;
-}
+static const void *dsp_buffer(struct produced *p) { return p->buf; }
+static void *dsp_event(struct produced *p) { return &p->marker; }
+static void dsp_release(struct produced *p) { peer_release(p); }
 
-static void peer_stream_release(struct ArrowDeviceArrayStream *s) {
-	free(s->private_data);
-	s->release = NULL;
-	s->private_data = NULL;
-	peer_freed();
-}
+#include "device_stream_peer.h"
 
 /* peer_make_device_stream fills out with an OpenCL device stream on
  * ctx/q (svm: buffers are SVM pointers, else cl_mem) of batches batches of
@@ -478,25 +345,6 @@ static void peer_stream_release(struct ArrowDeviceArrayStream *s) {
  * arguments (rows must be > 0: OpenCL has no empty buffers). */
 int peer_make_device_stream(struct ArrowDeviceArrayStream *out, cl_context ctx, cl_command_queue q, int svm,
 			    intptr_t device_id, intptr_t batches, int32_t rows) {
-	struct peer_stream *ps;
-	if (!out || rows <= 0 || batches < 0)
-		return -1;
-	ps = calloc(1, sizeof *ps);
-	if (!ps)
-		return -1;
-	ps->ctx = ctx;
-	ps->q = q;
-	ps->svm = svm;
-	ps->device_id = device_id;
-	ps->batches = batches;
-	ps->rows = rows;
-	memset(out, 0, sizeof *out);
-	out->device_type = ARROW_DEVICE_OPENCL;
-	out->get_schema = peer_stream_schema;
-	out->get_next = peer_stream_next;
-	out->get_last_error = peer_stream_error;
-	out->release = peer_stream_release;
-	out->private_data = ps;
-	peer_made();
-	return 0;
+	struct cl_stream_cfg c = {ctx, q, svm};
+	return dsp_make_stream(out, ARROW_DEVICE_OPENCL, device_id, batches, rows, &c, sizeof c);
 }
