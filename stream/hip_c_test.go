@@ -100,4 +100,3 @@ func TestCConsumerDeviceStreamHIP(t *testing.T) {
 		t.Fatalf("hip_drain_device_stream = %d, want %d batches (a negative value is the step that failed)", n, batches)
 	}
 }
-
