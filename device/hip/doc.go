@@ -28,4 +28,12 @@
 //
 // HIP keeps the current device per OS thread, so every call sequence locks
 // its goroutine to the thread and calls hipSetDevice first.
+//
+// Other HIP runtimes load too. chipStar (HIP on OpenCL) on PoCL gives a
+// device on the host's own CPU: Device.IsCPU reports it (the probe asks
+// chipStar's hipGetBackendNativeHandles and OpenCL's CL_DEVICE_TYPE), and
+// the loader then never makes it the default. Where a runtime answers
+// hipEventQuery on an event never recorded with hipErrorNotReady (chipStar
+// does; HIP's header says hipSuccess), host waits that can be cancelled
+// poll an event of their own instead (see the README's chipStar table).
 package hip
