@@ -338,8 +338,10 @@ func (b *Backend) try(t *Table, lib *ffi.Library) error {
 
 // Close destroys the default streams and gives back the primary contexts
 // (tests, and a probe that failed half way); the library stays loaded, as
-// unloading a GPU runtime is unsafe. A GPU whose release failed stays, to
-// close again.
+// unloading a GPU runtime is unsafe. The devices it listed then refuse
+// every call, as do their streams and events (close those first), with an
+// error wrapping device.ErrReleased; the backend does not probe again. A
+// GPU whose release failed stays, to close again.
 func (b *Backend) Close() error {
 	var first error
 	var left []*gpu

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/purearrow/cdevice/abi"
@@ -36,7 +37,8 @@ type gpu struct {
 	// unrecordedBusy: EventQuery answers NotReady for an event never
 	// recorded, so host waits poll a marker (wait.go).
 	unrecordedBusy bool
-	hostCPU        bool // the GPU is the host's own processors (Table.HostCPU)
+	hostCPU        bool        // the GPU is the host's own processors (Table.HostCPU)
+	shut           atomic.Bool // close was called: every use is refused
 }
 
 // newGPU opens GPU ordinal and reads what a probe reads of it. On failure
@@ -126,13 +128,22 @@ func cCalloc(n uintptr) (unsafe.Pointer, error) {
 	return p, nil
 }
 
-func (g *gpu) on(f func() error) error { return g.r.on(g.current, f) }
+// on runs f with the GPU current, unless the GPU was closed: its default
+// stream and, through the driver API, its context are gone.
+func (g *gpu) on(f func() error) error {
+	if g.shut.Load() {
+		return g.closed("device")
+	}
+	return g.r.on(g.current, f)
+}
 
 // close destroys the default stream and gives back what openGPU took; a
-// second close does nothing.
+// second close does nothing. From its start, the GPU's Devices, streams and
+// events refuse every call with device.ErrReleased.
 func (g *gpu) close() error {
+	g.shut.Store(true)
 	if g.stream != 0 {
-		if err := g.on(func() error { return g.r.Call(StreamDestroy, g.stream) }); err != nil {
+		if err := g.r.on(g.current, func() error { return g.r.Call(StreamDestroy, g.stream) }); err != nil {
 			return err
 		}
 		g.stream = 0

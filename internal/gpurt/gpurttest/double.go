@@ -85,6 +85,20 @@ func testProbe(t *testing.T, rt Runtime) {
 	if n := f.contexts(); n != 0 {
 		t.Errorf("%d primary contexts retained after Close", n)
 	}
+	// A closed backend's devices are used up: no call reaches the runtime
+	// (its default stream and context are gone).
+	calls := f.calls(rt.sym(gpurt.SetDevice))
+	for _, dd := range info.Devices {
+		if _, err := dd.Alloc(64); !errors.Is(err, device.ErrReleased) {
+			t.Errorf("%v: Alloc after Close: %v; want ErrReleased", dd, err)
+		}
+		if err := dd.CopyToDevice(1, 0, []byte{1}, nil); !errors.Is(err, device.ErrReleased) {
+			t.Errorf("%v: CopyToDevice after Close: %v; want ErrReleased", dd, err)
+		}
+	}
+	if n := f.calls(rt.sym(gpurt.SetDevice)) - calls; n != 0 {
+		t.Errorf("%d calls of %s after Close", n, rt.sym(gpurt.SetDevice))
+	}
 }
 
 // A caller that gave up before the probe started does not use it up.
