@@ -20,11 +20,29 @@ type baseline struct {
 	lib *ffi.Library
 }
 
-// openBaseline loads copy_baseline.c and sets it up for lib (through the
-// driver API when rt's table is the driver API's) with n bytes each side,
-// the host's pinned by the library when pinned, else malloc's. It locks
-// the goroutine to its thread (the runtime's current device is per
-// thread) until close.
+// The APIs of copy_baseline_open (its api argument).
+const (
+	apiCUDARuntime = 0
+	apiCUDADriver  = 1
+	apiHIP         = 2
+)
+
+// baselineAPI is the API copy_baseline.c calls rt's library through: the
+// driver API, or the runtime API with CUDA's names or HIP's.
+func (rt Runtime) baselineAPI() uintptr {
+	switch {
+	case rt.driver():
+		return apiCUDADriver
+	case rt.Table.Prefix == "hip":
+		return apiHIP
+	}
+	return apiCUDARuntime
+}
+
+// openBaseline loads copy_baseline.c and sets it up for lib through rt's
+// API with n bytes each side, the host's pinned by the library when
+// pinned, else malloc's, and a stream and an event. It locks the goroutine
+// to its thread (the runtime's current device is per thread) until close.
 func openBaseline(t testing.TB, rt Runtime, lib string, pinned bool, n int) *baseline {
 	t.Helper()
 	l, err := ffi.Open(ctest.Path(t, "copy_baseline"))
@@ -38,9 +56,9 @@ func openBaseline(t testing.TB, rt Runtime, lib string, pinned bool, n int) *bas
 	}
 	defer ffi.Free(cs)
 	runtime.LockOSThread()
-	if rc := int32(bl.call("copy_baseline_open", uintptr(cs), flag(rt.driver()), flag(pinned), uintptr(n))); rc != 0 {
+	if rc := int32(bl.call("copy_baseline_open", uintptr(cs), rt.baselineAPI(), flag(pinned), uintptr(n))); rc != 0 {
 		runtime.UnlockOSThread()
-		t.Fatalf("copy_baseline_open(%s, pinned %v, %d): %d", lib, pinned, n, rc)
+		t.Fatalf("copy_baseline_open(%s, api %d, pinned %v, %d): %d", lib, rt.baselineAPI(), pinned, n, rc)
 	}
 	return bl
 }
@@ -68,6 +86,15 @@ func (bl *baseline) run(toDevice bool, iters int) {
 	}
 }
 
+// reads does iters times what a consumer does per batch of a device
+// stream: waits for the batch's event, then reads n values of width bytes
+// from the device on one stream with one synchronization.
+func (bl *baseline) reads(n, width, iters int) {
+	if rc := int32(bl.call("copy_baseline_reads", uintptr(n), uintptr(width), uintptr(iters))); rc != 0 {
+		bl.t.Fatalf("copy_baseline_reads(%d, %d, %d): %d", n, width, iters, rc)
+	}
+}
+
 // close frees what open took; an error of the library's frees fails the
 // test.
 func (bl *baseline) close() {
@@ -90,14 +117,15 @@ func benchmarkCopyC(b *testing.B, rt Runtime, c copyCase) {
 	b.StopTimer() // freeing (pinned memory above all) is not the copies'
 }
 
-// The baseline runs on the double too, with pageable and with pinned host
-// memory: its copies arrive, it allocates the host memory it says it does,
-// and it gives back everything it took, each with its own call (this
-// checks the benchmark's C side, which otherwise runs only on a GPU).
+// The baseline runs on the double too, through each API (CUDA's runtime
+// and driver API, HIP), with pageable and with pinned host memory: its
+// copies and reads arrive, it allocates the host memory it says it does
+// with the functions the binding would take (a HIP without
+// hipExtHostAlloc, as chipStar, has hipHostMalloc), it waits for its event
+// once per batch of reads, and it gives back everything it took, each
+// with its own call (this checks the benchmark's C side, which otherwise
+// runs only on a GPU).
 func testCopyBaseline(t *testing.T, rt Runtime) {
-	if rt.Table.Name != "cuda" {
-		t.Skip("the baseline calls CUDA's functions")
-	}
 	host := rt.Table.Kinds[rt.kind(gpurt.HostMemory)]
 	for _, pinned := range []bool{false, true} {
 		t.Run(memoryName(pinned), func(t *testing.T) {
@@ -111,27 +139,36 @@ func testCopyBaseline(t *testing.T, rt Runtime) {
 				}
 				return n
 			}
-			before, hostAllocs, hostFrees := copies(), f.calls(host.Alloc), f.calls(host.Free)
+			hostAlloc := f.bound(append([]string{host.Alloc}, host.OlderAlloc...)...)
+			hostFree := f.bound(append([]string{host.Free}, host.OlderFree...)...)
+			eventSync := rt.sym(gpurt.EventSynchronize)
+			before, hostAllocs, hostFrees := copies(), f.calls(hostAlloc), f.calls(hostFree)
 			bl := openBaseline(t, rt, f.path, pinned, 1<<16)
 			live := int64(1) // the device memory
 			if pinned {
 				live = 2 // and the pinned host memory
 			}
-			if a, _, _ := f.live(); a != live {
-				t.Errorf("%d allocations of the library while open, want %d", a, live)
+			if a, e, s := f.live(); a != live || e != 1 || s != 1 {
+				t.Errorf("%d allocations, %d events, %d streams of the library while open, want %d, 1, 1", a, e, s, live)
 			}
 			bl.run(true, 3)
 			bl.run(false, 3)
+			syncs := f.calls(eventSync)
+			bl.reads(4, 8, 2)
+			bl.reads(3, 4, 1)
+			if n := f.calls(eventSync) - syncs; n != 3 {
+				t.Errorf("%d calls of %s for 3 batches of reads, want 3", n, eventSync)
+			}
 			bl.close()
-			if n := copies() - before; n != 8 {
-				t.Errorf("%d copies, want 8 (2 checked, 6 timed)", n)
+			if n := copies() - before; n != 19 {
+				t.Errorf("%d copies, want 19 (2 checked, 6 timed, 11 reads)", n)
 			}
 			want := int64(0)
 			if pinned {
 				want = 1
 			}
-			if a, fr := f.calls(host.Alloc)-hostAllocs, f.calls(host.Free)-hostFrees; a != want || fr != want {
-				t.Errorf("%d calls of %s and %d of %s, want %d each", a, host.Alloc, fr, host.Free, want)
+			if a, fr := f.calls(hostAlloc)-hostAllocs, f.calls(hostFree)-hostFrees; a != want || fr != want {
+				t.Errorf("%d calls of %s and %d of %s, want %d each", a, hostAlloc, fr, hostFree, want)
 			}
 			f.wantLive(0, 0, 0)
 			if n := f.contexts(); n != 0 {

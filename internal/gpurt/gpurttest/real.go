@@ -6,7 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
+	"runtime"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -283,21 +286,63 @@ type copyCase struct {
 	size     int
 }
 
+// EnvBenchSizes overrides the sizes of the copy benchmarks: a
+// comma-separated list such as 16MiB,64MiB (B, KiB, MiB, GiB), for a
+// runtime whose copies are too slow for a GPU's sizes (chipStar on a CPU).
+const EnvBenchSizes = "CDEVICE_BENCH_SIZES"
+
 // copySizes are the sizes of the copies the benchmarks time: 64 MiB and
-// 1 GiB (1 MiB and 4 MiB under -short, for the doubles).
-func copySizes() []int {
+// 1 GiB (1 MiB and 4 MiB under -short, for the doubles), or
+// $CDEVICE_BENCH_SIZES.
+func copySizes(b *testing.B) []int {
+	if v := os.Getenv(EnvBenchSizes); v != "" {
+		var sizes []int
+		for f := range strings.SplitSeq(v, ",") {
+			n, err := parseSize(strings.TrimSpace(f))
+			if err != nil {
+				b.Fatalf("%s=%q: %v", EnvBenchSizes, v, err)
+			}
+			sizes = append(sizes, n)
+		}
+		return sizes
+	}
 	if testing.Short() {
 		return []int{1 << 20, 4 << 20}
 	}
 	return []int{64 << 20, 1 << 30}
 }
 
-// sizeName is n as a benchmark names it: 64MiB, 1GiB.
-func sizeName(n int) string {
-	if n >= 1<<30 && n%(1<<30) == 0 {
-		return fmt.Sprintf("%dGiB", n>>30)
+// parseSize reads a positive number of bytes with an optional binary
+// unit: 4096, 64KiB, 16MiB, 1GiB.
+func parseSize(s string) (int, error) {
+	mult := 1
+	for _, u := range []struct {
+		suffix string
+		mult   int
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"B", 1}} {
+		if t, ok := strings.CutSuffix(s, u.suffix); ok {
+			s, mult = t, u.mult
+			break
+		}
 	}
-	return fmt.Sprintf("%dMiB", n>>20)
+	n, err := strconv.Atoi(s)
+	if err != nil || n <= 0 || n > math.MaxInt/mult {
+		return 0, fmt.Errorf("%q is not a size such as 16MiB", s)
+	}
+	return n * mult, nil
+}
+
+// sizeName is n as a benchmark names it: 64MiB, 1GiB, 8KiB, 100B.
+func sizeName(n int) string {
+	switch {
+	case n >= 1<<30 && n%(1<<30) == 0:
+		return fmt.Sprintf("%dGiB", n>>30)
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%dMiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%dKiB", n>>10)
+	}
+	return fmt.Sprintf("%dB", n)
 }
 
 // memoryName names the host memory of a copy.
@@ -321,7 +366,7 @@ func BenchmarkCopies(b *testing.B, rt Runtime, toDevice bool) {
 	RealDevices(b, rt)
 	for _, pinned := range []bool{false, true} {
 		b.Run(memoryName(pinned), func(b *testing.B) {
-			for _, n := range copySizes() {
+			for _, n := range copySizes(b) {
 				c := copyCase{toDevice: toDevice, pinned: pinned, size: n}
 				b.Run(sizeName(n), func(b *testing.B) {
 					b.Run("Go", func(b *testing.B) { benchmarkCopyGo(b, rt, c) })
@@ -373,11 +418,15 @@ func benchmarkCopyGo(b *testing.B, rt Runtime, c copyCase) {
 			b.Fatal(err)
 		}
 	}
+	// One copy before the timed ones, as the C side's check makes one: the
+	// device memory's pages are touched (where device memory is the host's,
+	// chipStar's on a CPU, the first copy into fresh memory faults them in),
+	// and copies to the host bring it back.
+	wait(d.CopyToDevice(p, 0, host, s))
 	timed := func() error { return d.CopyToHost(host, p, 0, s) }
 	if c.toDevice {
 		timed = func() error { return d.CopyToDevice(p, 0, host, s) }
 	} else {
-		wait(d.CopyToDevice(p, 0, host, s)) // what the timed copies bring back
 		clear(host)
 	}
 	b.SetBytes(int64(c.size))
@@ -443,4 +492,102 @@ func differs(p []byte, seed byte) int {
 		}
 	}
 	return -1
+}
+
+// BenchmarkSmallReads is the device stream's table: per batch of a device
+// stream of arrays with variable-length types, what the importer does on
+// the host (cdevice's deviceTree.fetch, and nanoarrow's
+// ArrowDeviceArrayViewSetArray): it waits for the batch's sync event, then
+// reads reads offsets of width bytes back from the first real device, all
+// on one stream, with one synchronization. Go does it through the binding
+// as the importer does (a stream of its own per batch, the host memory
+// pinned for the reads), C (testdata/c/copy_baseline.c's
+// copy_baseline_reads) with plain calls through the same library: Go/C,
+// in ns per batch and batches/s. The event is recorded once and waited for
+// in every batch, as for a producer that sends one device batch again and
+// again (the cdevice bench command's).
+func BenchmarkSmallReads(b *testing.B, rt Runtime, reads, width int) {
+	RealDevices(b, rt)
+	b.Run("Go", func(b *testing.B) { benchmarkReadsGo(b, rt, reads, width) })
+	b.Run("C", func(b *testing.B) { benchmarkReadsC(b, rt, reads, width) })
+}
+
+// readsSize is the device memory the reads are spread over.
+const readsSize = 1 << 20
+
+// readsStride is how far apart the reads are: as copy_baseline_reads
+// spreads them.
+func readsStride(reads int) int { return readsSize / reads / 8 * 8 }
+
+func benchmarkReadsGo(b *testing.B, rt Runtime, reads, width int) {
+	d := RealDevices(b, rt)[0]
+	p, err := d.Alloc(readsSize)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer checkFree(b, d, p)
+	const seed = 1
+	src := make([]byte, readsSize)
+	fill(src, seed)
+	s := mustStream(b, d)
+	defer s.Close()
+	ev, err := d.NewEvent()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ev.Close()
+	if err := d.CopyToDevice(p, 0, src, s); err != nil {
+		b.Fatal(err)
+	}
+	if err := ev.Record(s); err != nil {
+		b.Fatal(err)
+	}
+	if err := s.Synchronize(); err != nil {
+		b.Fatal(err)
+	}
+	ctx, stride := context.Background(), readsStride(reads)
+	var host []byte
+	batch := func() error {
+		if err := d.WaitSyncEvent(ctx, ev.SyncEvent(), nil); err != nil {
+			return err
+		}
+		rs, err := d.NewStream()
+		if err != nil {
+			return err
+		}
+		defer rs.Close()
+		host = make([]byte, 8*reads)
+		var pin runtime.Pinner
+		pin.Pin(&host[0])
+		defer pin.Unpin()
+		for i := range reads {
+			if err := d.CopyToHost(host[8*i:8*i+width], p, i*stride, rs); err != nil {
+				rs.Synchronize()
+				return err
+			}
+		}
+		return rs.Synchronize()
+	}
+	for b.Loop() {
+		if err := batch(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "batches/s")
+	for i := range reads {
+		if !bytes.Equal(host[8*i:8*i+width], src[i*stride:i*stride+width]) {
+			b.Fatalf("read %d differs", i)
+		}
+	}
+}
+
+func benchmarkReadsC(b *testing.B, rt Runtime, reads, width int) {
+	RealDevices(b, rt)
+	info, _ := rt.Real.Probe(b.Context())
+	bl := openBaseline(b, rt, info.Library, false, readsSize)
+	defer bl.close()
+	b.ResetTimer()
+	bl.reads(reads, width, b.N)
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "batches/s")
 }
