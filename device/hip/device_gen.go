@@ -34,7 +34,9 @@ func (d *Device) Name() string { return d.dev.Name() }
 func (d *Device) String() string { return d.dev.String() }
 
 // HostAccessible reports whether host code may read and write the memory
-// through its pointers: true for pinned host memory, false for device memory.
+// through its pointers: true for pinned host memory, false for device memory
+// except on a device that IsCPU, whose device memory is the host's (chipStar
+// hands out SVM or USM pointers).
 func (d *Device) HostAccessible() bool { return d.dev.HostAccessible() }
 
 // IsCPU reports whether the GPU is the host's own processors: true for a HIP on

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/purearrow/cdevice/abi"
 	"github.com/purearrow/cdevice/device"
 	"github.com/purearrow/cdevice/device/hip"
 	"github.com/purearrow/cdevice/internal/gpurt/gpurttest"
@@ -129,6 +130,11 @@ func TestChipStarDouble(t *testing.T) {
 			for _, d := range devs {
 				if got := d.(interface{ IsCPU() bool }).IsCPU(); got != tc.cpu {
 					t.Errorf("%v: IsCPU() = %v, want %v", d, got, tc.cpu)
+				}
+				// Device memory on the host's CPU is host memory: imports
+				// read it in place (the double's is, as PoCL's is).
+				if d.Type() == abi.DeviceROCm && d.HostAccessible() != tc.cpu {
+					t.Errorf("%v: HostAccessible() = %v, want %v", d, d.HostAccessible(), tc.cpu)
 				}
 			}
 			if n := f.Calls("hipGetBackendNativeHandles"); n != 4 {

@@ -246,15 +246,18 @@ func (d *Device) Name() string {
 // Table.HostCPU); the loader then does not make it the default.
 func (d *Device) IsCPU() bool { return d.g.hostCPU }
 
-// HostAccessible: pinned host memory is, device memory is not, and managed
-// memory is where the GPU allows the host to touch it while kernels run
-// (Table.ConcurrentManagedAttr, read at probe); where it does not, the host
-// must not touch managed memory while the GPU is busy at all, even after
-// the array's event, so importers read it through copies.
+// HostAccessible: pinned host memory is, device memory is not (but on a
+// GPU that is the host's own processors, IsCPU, whose device memory is the
+// host's), and managed memory is where the GPU allows the host to touch it
+// while kernels run (Table.ConcurrentManagedAttr, read at probe); where it
+// does not, the host must not touch managed memory while the GPU is busy at
+// all, even after the array's event, so importers read it through copies.
 func (d *Device) HostAccessible() bool {
 	switch d.k().Memory {
 	case HostMemory:
 		return true
+	case DeviceMemory:
+		return d.g.hostCPU
 	case ManagedMemory:
 		a := d.g.r.t.ConcurrentManagedAttr
 		return a == 0 || d.Attribute(a) != 0

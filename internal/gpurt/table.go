@@ -204,7 +204,10 @@ type Table struct {
 	DriverVersionIsRuntime bool
 
 	// HostCPU, where set, asks whether a GPU runs on the host's own
-	// processors (a HIP on OpenCL's CPU device): given the library, it
+	// processors (a HIP on OpenCL's CPU device), whose device memory is then
+	// host memory that the host may read (HostAccessible), as the runtime
+	// hands out pointers (chipStar's are SVM or USM), not handles: given
+	// the library, it
 	// returns nil when the library cannot tell, else the question, which
 	// a probe asks once per GPU, with the GPU current, on a stream made
 	// for it and destroyed after (the question may change the stream).

@@ -18,6 +18,7 @@ type target struct {
 	Managed string // what HostAccessible's doc adds on managed memory
 	Errors  string // what ErrorName's doc adds on another API's names
 	CPU     string // when IsCPU is true
+	OnHost  string // when device memory is host-accessible after all
 }
 
 var targets = map[string]target{
@@ -27,7 +28,8 @@ var targets = map[string]target{
 		Managed: " Managed memory is host-accessible only on a GPU whose cudaDevAttrConcurrentManagedAccess (read once at probe) is 1: where it is 0 (every GPU on Windows and WSL, GPUs before Pascal) the host must not touch managed memory while the GPU is busy, even after an array's event, so HostAccessible is false and importers read such memory through copies (CopyToHost)."},
 	"hip": {Pkg: "hip", Props: "hipDeviceProp_t", Example: "rocm_host:0",
 		Host: "pinned host memory", Suffix: `" (pinned host memory)"`,
-		CPU: "true for a HIP on OpenCL's CPU device (chipStar on PoCL), which the probe asks chipStar's hipGetBackendNativeHandles and OpenCL's CL_DEVICE_TYPE; false for AMD's runtime, whose devices are GPUs, and where the runtime cannot tell"},
+		OnHost: " except on a device that IsCPU, whose device memory is the host's (chipStar hands out SVM or USM pointers)",
+		CPU:    "true for a HIP on OpenCL's CPU device (chipStar on PoCL), which the probe asks chipStar's hipGetBackendNativeHandles and OpenCL's CL_DEVICE_TYPE; false for AMD's runtime, whose devices are GPUs, and where the runtime cannot tell"},
 }
 
 // A method is one method of a runtime package's Device: it calls the
@@ -54,7 +56,7 @@ var methods = []method{
 	{"String", "", "", "string",
 		`String is the device type and ordinal, e.g. {{.Example}}, as $CDEVICE_DEVICE names the Device.`},
 	{"HostAccessible", "", "", "bool",
-		`HostAccessible reports whether host code may read and write the memory through its pointers: true for {{.Host}}, false for device memory.{{.Managed}}`},
+		`HostAccessible reports whether host code may read and write the memory through its pointers: true for {{.Host}}, false for device memory{{.OnHost}}.{{.Managed}}`},
 	{"IsCPU", "", "", "bool",
 		`IsCPU reports whether the GPU is the host's own processors: {{.CPU}}. Such a device does nothing the CPU device cannot, and copies slower, so the loader makes it the default only when named.`},
 	{"Alloc", "size int", "size", "(device.Pointer, error)",
