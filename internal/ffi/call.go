@@ -1,6 +1,11 @@
 package ffi
 
-import "github.com/ebitengine/purego"
+import (
+	"fmt"
+	"runtime"
+
+	"github.com/ebitengine/purego"
+)
 
 // Call calls the C function at fn with integer or pointer arguments and
 // returns its integer or pointer result.
@@ -25,4 +30,19 @@ func Call1(fn, a uintptr) uintptr {
 	}
 	r, _, _ := purego.SyscallN(fn, a)
 	return r
+}
+
+// Bind makes the Go function variable that fptr points to call the C
+// function at fn with purego's typed calls, for what Call cannot pass:
+// floating-point arguments and results in their registers, and structs by
+// value where purego supports them (amd64 and arm64). A signature purego
+// cannot call on this platform is an error, not a panic.
+func Bind(fptr any, fn uintptr) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("ffi: cannot bind %T on %s/%s: %v", fptr, runtime.GOOS, runtime.GOARCH, p)
+		}
+	}()
+	purego.RegisterFunc(fptr, fn)
+	return nil
 }
