@@ -1,0 +1,150 @@
+package drivermgr
+
+import (
+	"fmt"
+	"github.com/purearrow/cdevice/abi"
+	"unsafe"
+
+	"github.com/purearrow/cdevice/adbc"
+	"github.com/purearrow/cdevice/adbc/internal/cabi"
+	"github.com/purearrow/cdevice/internal/ffi"
+)
+
+// cmem is C memory for a call's arguments and results: structs the driver
+// writes (an AdbcError, an ArrowArrayStream...), strings it reads. It lives
+// off the Go heap, so no Go pointer reaches the driver, and is freed at
+// once after the call.
+type cmem struct{ ptrs []unsafe.Pointer }
+
+// alloc returns n zeroed bytes.
+func (m *cmem) alloc(n uintptr) uintptr {
+	p, err := ffi.Calloc(n)
+	if err != nil {
+		panic(err) // the C heap is exhausted, as new panics when Go's is
+	}
+	m.ptrs = append(m.ptrs, p)
+	return uintptr(p)
+}
+
+// str returns s as a C string.
+func (m *cmem) str(s string) uintptr {
+	p, err := ffi.CString(s)
+	if err != nil {
+		panic(err)
+	}
+	m.ptrs = append(m.ptrs, p)
+	return uintptr(p)
+}
+
+// optStr is str, or NULL for a nil pointer (an ADBC filter not given).
+func (m *cmem) optStr(s *string) uintptr {
+	if s == nil {
+		return 0
+	}
+	return m.str(*s)
+}
+
+// bytes returns a C copy of b (NULL for an empty b).
+func (m *cmem) bytes(b []byte) uintptr {
+	if len(b) == 0 {
+		return 0
+	}
+	p := m.alloc(uintptr(len(b)))
+	copy(unsafe.Slice((*byte)(abi.Pointer(p)), len(b)), b)
+	return p
+}
+
+func (m *cmem) free() {
+	for _, p := range m.ptrs {
+		ffi.Free(p)
+	}
+	m.ptrs = nil
+}
+
+// call calls fn, one of the driver's functions, with args and an AdbcError
+// as its last argument, and returns nil or the driver's error (the
+// AdbcError released). A function the driver lacks (NULL, or a 1.1 call of
+// a 1.0.0 driver) is an adbc.Error with StatusNotImplemented.
+func (d *driver) call(what string, fn uintptr, args ...uintptr) error {
+	if fn == 0 {
+		return d.notImplemented(what)
+	}
+	var m cmem
+	defer m.free()
+	e := d.newError(&m)
+	st := adbc.Status(uint8(ffi.Call(fn, append(args, e)...)))
+	return d.result(what, st, (*cabi.Error)(abi.Pointer(e)))
+}
+
+// newError is a zeroed AdbcError that asks a 1.1 driver for details.
+func (d *driver) newError(m *cmem) uintptr {
+	e := m.alloc(unsafe.Sizeof(cabi.Error{}))
+	if d.version >= cabi.Version110 {
+		(*cabi.Error)(abi.Pointer(e)).VendorCode = cabi.ErrorVendorCodePrivateData
+	}
+	return e
+}
+
+// result turns a status and the AdbcError the driver filled into an error
+// (nil for StatusOK), and releases the AdbcError, once, either way.
+func (d *driver) result(what string, st adbc.Status, e *cabi.Error) error {
+	defer d.releaseError(e)
+	if st == adbc.StatusOK {
+		return nil
+	}
+	out := adbc.Error{Code: st, Msg: ffi.GoString(e.Message)}
+	if out.Msg == "" {
+		out.Msg = fmt.Sprintf("%s failed", what)
+	}
+	if e.VendorCode != cabi.ErrorVendorCodePrivateData {
+		out.VendorCode = e.VendorCode
+	}
+	out.SqlState = e.SQLState
+	out.Details = d.details(e)
+	return out
+}
+
+// releaseError calls the AdbcError's release, if it has one, once.
+func (d *driver) releaseError(e *cabi.Error) {
+	if e.Release != 0 {
+		ffi.Call1(e.Release, uintptr(unsafe.Pointer(e)))
+		e.Release = 0
+	}
+}
+
+// details reads a 1.1 AdbcError's details, where the driver has
+// ErrorGetDetail and this platform can call it (it returns a struct by
+// value).
+func (d *driver) details(e *cabi.Error) []adbc.ErrorDetail {
+	if d.getDetail == nil || d.fns.ErrorGetDetailCount == 0 || e.VendorCode != cabi.ErrorVendorCodePrivateData {
+		return nil
+	}
+	ep := uintptr(unsafe.Pointer(e))
+	n := int(int32(ffi.Call(d.fns.ErrorGetDetailCount, ep)))
+	var out []adbc.ErrorDetail
+	for i := range min(n, maxDetails) {
+		det := d.getDetail(ep, int32(i))
+		if det.Key == 0 || det.ValueLength > maxDetailBytes || det.Value == 0 && det.ValueLength != 0 {
+			continue
+		}
+		v := append([]byte(nil), unsafe.Slice((*byte)(abi.Pointer(det.Value)), det.ValueLength)...)
+		out = append(out, &adbc.BinaryErrorDetail{Name: ffi.GoString(det.Key), Detail: v})
+	}
+	return out
+}
+
+// Bounds on what a driver's error details may claim.
+const (
+	maxDetails     = 1 << 10
+	maxDetailBytes = 1 << 24
+)
+
+// notImplemented is the error of a call the driver does not have.
+func (d *driver) notImplemented(what string) error {
+	v := "1.1.0"
+	if d.version < cabi.Version110 {
+		v = "1.0.0"
+	}
+	return adbc.Error{Code: adbc.StatusNotImplemented,
+		Msg: fmt.Sprintf("%s: the driver %s (ADBC %s) does not implement it", what, d.path, v)}
+}

@@ -1,0 +1,219 @@
+package drivermgr
+
+import (
+	"context"
+	"github.com/purearrow/cdevice/abi"
+	"slices"
+	"strings"
+	"sync"
+	"unsafe"
+
+	"github.com/purearrow/cdevice/adbc"
+	"github.com/purearrow/cdevice/adbc/internal/cabi"
+	"github.com/purearrow/cdevice/internal/ffi"
+)
+
+// Driver is the driver manager: its zero value is ready, and every
+// NewDatabase loads the driver its options name.
+type Driver struct{}
+
+var _ adbc.Driver = Driver{}
+var _ adbc.DriverWithContext = Driver{}
+
+// NewDatabase is NewDatabaseWithContext with context.Background.
+func (d Driver) NewDatabase(opts map[string]string) (adbc.Database, error) {
+	return d.NewDatabaseWithContext(context.Background(), opts)
+}
+
+// NewDatabaseWithContext loads the driver the options name (see the
+// package documentation), creates a database of it with the other options
+// set, and initializes it. The *Database it returns is an adbc.Database
+// and adbc.GetSetOptions.
+func (Driver) NewDatabaseWithContext(_ context.Context, opts map[string]string) (adbc.Database, error) {
+	r := loadRequest{flags: LoadFlagsDefault}
+	rest := map[string]string{}
+	for k, v := range opts {
+		switch k {
+		case OptionDriver:
+			r.driver = v
+		case OptionEntrypoint:
+			r.entrypoint = v
+		case OptionAdditionalSearchPaths:
+			r.extraPaths = splitList(v)
+		case LoadFlagsOptionKey:
+			f, err := parseFlags(v)
+			if err != nil {
+				return nil, err
+			}
+			r.flags = f
+		default:
+			rest[k] = v
+		}
+	}
+	if r.driver == "" {
+		if scheme, _, ok := strings.Cut(opts[OptionURI], "://"); ok && scheme != "" {
+			r.driver = scheme
+		}
+	}
+	drv, err := load(r)
+	if err != nil {
+		return nil, err
+	}
+	db := &Database{drv: drv}
+	p, err := ffi.Calloc(unsafe.Sizeof(cabi.Handle{}))
+	if err != nil {
+		drv.release()
+		return nil, err
+	}
+	db.h = uintptr(p)
+	if err := drv.call("AdbcDatabaseNew", drv.fns.DatabaseNew, db.h); err != nil {
+		ffi.Free(p)
+		drv.release()
+		return nil, err
+	}
+	db.opts = options{d: drv, o: drv.dbOptions(), h: db.h, mu: &db.mu}
+	for _, k := range slices.Sorted(keysOf(rest)) {
+		if err := db.opts.SetOption(k, rest[k]); err != nil {
+			db.Close()
+			return nil, err
+		}
+	}
+	if err := drv.call("AdbcDatabaseInit", drv.fns.DatabaseInit, db.h); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+func keysOf(m map[string]string) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+// A Database is an initialized AdbcDatabase of a loaded driver. It is safe
+// for concurrent use.
+type Database struct {
+	mu     sync.Mutex
+	drv    *driver
+	h      uintptr // struct AdbcDatabase, C memory; 0 once closed
+	opts   options
+	closed bool
+}
+
+var (
+	_ adbc.Database      = (*Database)(nil)
+	_ adbc.GetSetOptions = (*Database)(nil)
+)
+
+// live is nil, or the error of a database used after Close.
+func (db *Database) live() error {
+	if db.closed {
+		return adbc.Error{Code: adbc.StatusInvalidState, Msg: "database closed"}
+	}
+	return nil
+}
+
+// SetOptions sets each option (in key order).
+func (db *Database) SetOptions(opts map[string]string) error {
+	for _, k := range slices.Sorted(keysOf(opts)) {
+		if err := db.SetOption(k, opts[k]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (db *Database) SetOption(key, value string) error {
+	if err := db.check(); err != nil {
+		return err
+	}
+	return db.opts.SetOption(key, value)
+}
+
+func (db *Database) SetOptionBytes(key string, value []byte) error {
+	if err := db.check(); err != nil {
+		return err
+	}
+	return db.opts.SetOptionBytes(key, value)
+}
+
+func (db *Database) SetOptionInt(key string, value int64) error {
+	if err := db.check(); err != nil {
+		return err
+	}
+	return db.opts.SetOptionInt(key, value)
+}
+
+func (db *Database) SetOptionDouble(key string, value float64) error {
+	if err := db.check(); err != nil {
+		return err
+	}
+	return db.opts.SetOptionDouble(key, value)
+}
+
+func (db *Database) GetOption(key string) (string, error) {
+	if err := db.check(); err != nil {
+		return "", err
+	}
+	return db.opts.GetOption(key)
+}
+
+func (db *Database) GetOptionBytes(key string) ([]byte, error) {
+	if err := db.check(); err != nil {
+		return nil, err
+	}
+	return db.opts.GetOptionBytes(key)
+}
+
+func (db *Database) GetOptionInt(key string) (int64, error) {
+	if err := db.check(); err != nil {
+		return 0, err
+	}
+	return db.opts.GetOptionInt(key)
+}
+
+func (db *Database) GetOptionDouble(key string) (float64, error) {
+	if err := db.check(); err != nil {
+		return 0, err
+	}
+	return db.opts.GetOptionDouble(key)
+}
+
+// check is live under the lock (the option calls take it themselves).
+func (db *Database) check() error {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	return db.live()
+}
+
+// Open makes and initializes a connection of the database.
+func (db *Database) Open(context.Context) (adbc.Connection, error) {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if err := db.live(); err != nil {
+		return nil, err
+	}
+	return newConnection(db)
+}
+
+// Close releases the database and the driver. A second Close does nothing;
+// the database's connections should be closed first, as ADBC requires.
+func (db *Database) Close() error {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if db.closed {
+		return nil
+	}
+	db.closed = true
+	err := db.drv.call("AdbcDatabaseRelease", db.drv.fns.DatabaseRelease, db.h)
+	ffi.Free(abi.Pointer(db.h))
+	if rerr := db.drv.unref(); err == nil {
+		err = rerr
+	}
+	return err
+}

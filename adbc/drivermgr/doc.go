@@ -1,0 +1,15 @@
+// Package drivermgr loads ADBC drivers written in C, C++ or Rust (any
+// shared library with an AdbcDriverInit-style entry point) and drives them
+// through package adbc's interfaces, without cgo: a drop-in for arrow-adbc's
+// drivermgr package, which needs cgo and a C++ toolchain.
+//
+// A Driver's NewDatabase takes the driver manager's options ("driver": a
+// library path, a library name, or a manifest's path or name searched as
+// the ADBC spec says; "entrypoint"; LoadFlagsOptionKey;
+// "additional_manifest_search_path_list") and passes every other option to
+// the driver. Without "driver", the scheme of "uri" names it.
+//
+// Unlike the C driver manager, every object here is safe for concurrent
+// use: the calls of one connection (its statements' and result readers'
+// included) are serialized, as ADBC drivers expect.
+package drivermgr

@@ -1,0 +1,259 @@
+package drivermgr
+
+import (
+	"debug/buildinfo"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"unicode"
+
+	"github.com/purearrow/cdevice/adbc"
+	"github.com/purearrow/cdevice/internal/ffi"
+)
+
+// Load flags (LoadFlagsOptionKey's value, a decimal integer): where a
+// driver named without a path is searched for, and whether a relative
+// path may name one.
+const (
+	LoadFlagsSearchEnv          = 1 << iota // $ADBC_DRIVER_PATH and $CONDA_PREFIX/etc/adbc/drivers
+	LoadFlagsSearchPath                     // the user's configuration directory
+	LoadFlagsSearchSystem                   // the system's configuration directory
+	LoadFlagsAllowRelativePaths             // a relative path, from the working directory
+
+	LoadFlagsDefault = LoadFlagsSearchEnv | LoadFlagsSearchPath | LoadFlagsSearchSystem | LoadFlagsAllowRelativePaths
+	// LoadFlagsOptionKey is the database option that sets the load flags.
+	LoadFlagsOptionKey = "load_flags"
+)
+
+// LoadFlagsSearchUser is LoadFlagsSearchPath by the name the ADBC
+// documentation gives it.
+const LoadFlagsSearchUser = LoadFlagsSearchPath
+
+// The driver manager's own database options; NewDatabase consumes them and
+// passes the others to the driver.
+const (
+	OptionDriver     = "driver"
+	OptionEntrypoint = "entrypoint"
+	// OptionAdditionalSearchPaths lists more directories to search for
+	// manifests (os.PathListSeparator between them), after
+	// $ADBC_DRIVER_PATH.
+	OptionAdditionalSearchPaths = "additional_manifest_search_path_list"
+	OptionURI                   = "uri"
+)
+
+const defaultEntrypoint = "AdbcDriverInit"
+
+// loadRequest is what the options ask for.
+type loadRequest struct {
+	driver, entrypoint string
+	flags              int
+	extraPaths         []string
+}
+
+// ErrLoad is wrapped by every error of finding and loading a driver (with
+// adbc.Error's status: NotFound for a driver that is not there,
+// InvalidArgument for a bad name or manifest, Internal for a library that
+// is not an ADBC driver).
+var ErrLoad = errors.New("drivermgr: cannot load the driver")
+
+// loadError is an adbc.Error (errors.As finds it) that also wraps ErrLoad
+// and the cause.
+type loadError struct {
+	err   adbc.Error
+	cause error
+}
+
+func (e *loadError) Error() string { return e.err.Error() }
+
+func (e *loadError) Unwrap() []error {
+	errs := []error{e.err, ErrLoad}
+	if e.cause != nil {
+		errs = append(errs, e.cause)
+	}
+	return errs
+}
+
+func loadErr(st adbc.Status, cause error, format string, args ...any) error {
+	return &loadError{err: adbc.Error{Code: st, Msg: fmt.Sprintf(format, args...)}, cause: cause}
+}
+
+// load resolves r.driver to a library and entry point and initializes the
+// driver.
+func load(r loadRequest) (*driver, error) {
+	if r.driver == "" {
+		return nil, loadErr(adbc.StatusInvalidArgument, nil, "no driver: set the %q option (or a %q whose scheme names one)", OptionDriver, OptionURI)
+	}
+	lib, entry, err := resolve(r)
+	if err != nil {
+		return nil, err
+	}
+	if r.entrypoint != "" {
+		entry = r.entrypoint
+	}
+	return open(lib, entry)
+}
+
+// resolve finds the library r.driver names, and the entry point a
+// manifest names, as the ADBC driver manager does: a manifest (.toml) by
+// its path; a library by its path; a path without an extension as that
+// path's manifest, then that path's library; a bare name as a manifest in
+// the search directories, then as a library the system's loader finds.
+func resolve(r loadRequest) (lib, entry string, err error) {
+	name := r.driver
+	ext := filepath.Ext(name)
+	if isPath(name) {
+		if !filepath.IsAbs(name) && r.flags&LoadFlagsAllowRelativePaths == 0 {
+			return "", "", loadErr(adbc.StatusInvalidArgument, nil,
+				"driver %q is a relative path, and the load flags do not allow relative paths", name)
+		}
+		switch {
+		case ext == ".toml":
+			return fromManifest(name)
+		case ext == "":
+			if _, err := os.Stat(name + ".toml"); err == nil {
+				return fromManifest(name + ".toml")
+			}
+			return name + libraryExt, "", nil
+		}
+		return name, "", nil
+	}
+	if ext == ".toml" {
+		return "", "", loadErr(adbc.StatusInvalidArgument, nil, "driver %q: a manifest is named by its path, or by its name without .toml", name)
+	}
+	if ext != "" { // a library file name, for the system's loader
+		return name, "", nil
+	}
+	var tried []string
+	for _, dir := range searchDirs(r) {
+		m := filepath.Join(dir, name+".toml")
+		if _, err := os.Stat(m); err == nil {
+			return fromManifest(m)
+		}
+		tried = append(tried, dir)
+	}
+	if name == "profile" {
+		return "", "", loadErr(adbc.StatusInvalidArgument, nil, "driver %q: the name is reserved for connection profiles", name)
+	}
+	return systemLibrary(name, tried), "", nil
+}
+
+// isPath: name has a directory part (it is a path, not a name to search).
+func isPath(name string) bool {
+	return filepath.IsAbs(name) || strings.ContainsRune(name, '/') || strings.ContainsRune(name, filepath.Separator)
+}
+
+// fromManifest reads a manifest and returns its library for this platform
+// and its entry point.
+func fromManifest(path string) (lib, entry string, err error) {
+	m, err := readManifest(path)
+	if err != nil {
+		return "", "", err
+	}
+	lib, err = m.library(path)
+	return lib, m.Driver.Entrypoint, err
+}
+
+// open loads the library and initializes the driver through its entry
+// point: entry, or else the name derived from the library's file name
+// (libadbc_driver_sqlite.so: AdbcDriverSqliteInit), then AdbcDriverInit.
+func open(path, entry string) (*driver, error) {
+	if err := refuseGo(path); err != nil {
+		return nil, err
+	}
+	l, err := ffi.Open(path)
+	if err != nil {
+		st := adbc.StatusInternal
+		if errors.Is(err, ffi.ErrLibraryNotFound) {
+			st = adbc.StatusNotFound
+		}
+		return nil, loadErr(st, err, "driver %s: %v", path, err)
+	}
+	names := []string{entry}
+	if entry == "" {
+		names = []string{derivedEntrypoint(path), defaultEntrypoint}
+	}
+	for _, n := range names {
+		fn, err := l.Symbol(n)
+		if err == nil {
+			d, err := initDriver(l.Path(), n, fn)
+			if err != nil {
+				return nil, &loadError{err: asAdbc(err), cause: err}
+			}
+			return d, nil
+		}
+	}
+	return nil, loadErr(adbc.StatusInternal, nil, "driver %s has no entry point %s (set %q)", path, strings.Join(names, " or "), OptionEntrypoint)
+}
+
+// asAdbc is err's adbc.Error.
+func asAdbc(err error) adbc.Error {
+	var e adbc.Error
+	if errors.As(err, &e) {
+		return e
+	}
+	return adbc.Error{Code: adbc.StatusInternal, Msg: err.Error()}
+}
+
+// derivedEntrypoint is the entry point the ADBC driver manager derives
+// from a library's file name: the name up to its first dot, without "lib",
+// its words (split at _ and -) capitalized and joined, "Adbc" before them
+// unless they start so, "Init" after.
+func derivedEntrypoint(path string) string {
+	base := path
+	if i := strings.LastIndexAny(base, `/\`); i >= 0 {
+		base = base[i+1:]
+	}
+	if i := strings.IndexByte(base, '.'); i >= 0 {
+		base = base[:i]
+	}
+	base = strings.TrimPrefix(base, "lib")
+	var b strings.Builder
+	for _, w := range strings.FieldsFunc(base, func(r rune) bool { return r == '_' || r == '-' }) {
+		r := []rune(w)
+		r[0] = unicode.ToUpper(r[0])
+		b.WriteString(string(r))
+	}
+	name := b.String()
+	if !strings.HasPrefix(name, "Adbc") {
+		name = "Adbc" + name
+	}
+	return name + "Init"
+}
+
+// refuseGo refuses a driver built with Go (-buildmode=c-shared): its own
+// Go runtime cannot share a process with ours. Its build information names
+// the Go package to import instead.
+func refuseGo(path string) error {
+	info, err := buildinfo.ReadFile(path)
+	if err != nil {
+		return nil // not a Go binary, or not a file we can read: the loader decides
+	}
+	pkg := info.Path
+	if info.Main.Path != "" && !strings.HasPrefix(pkg, info.Main.Path) {
+		pkg = info.Main.Path
+	}
+	return loadErr(adbc.StatusInvalidArgument, nil,
+		"driver %s is built with Go (%s, %s): a Go driver cannot be loaded into a Go program; import its Go package instead (%s)",
+		path, pkg, info.GoVersion, goPackageHint(pkg))
+}
+
+// goPackageHint maps the c-shared packages of arrow-adbc's Go drivers
+// (go/adbc/pkg/<name>) to their Go packages (go/adbc/driver/<name>).
+func goPackageHint(pkg string) string {
+	if i := strings.Index(pkg, "/go/adbc/pkg/"); i >= 0 {
+		return pkg[:i] + "/go/adbc/driver/" + pkg[i+len("/go/adbc/pkg/"):]
+	}
+	return pkg
+}
+
+// parseFlags reads LoadFlagsOptionKey's value.
+func parseFlags(s string) (int, error) {
+	f, err := strconv.Atoi(strings.TrimSpace(s))
+	if err != nil || f < 0 {
+		return 0, loadErr(adbc.StatusInvalidArgument, err, "invalid load flags value: %q", s)
+	}
+	return f, nil
+}

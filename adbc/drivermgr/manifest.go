@@ -1,0 +1,119 @@
+package drivermgr
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+
+	"github.com/BurntSushi/toml"
+	"github.com/purearrow/cdevice/adbc"
+)
+
+// A manifest is a driver manifest (TOML, the ADBC spec's
+// driver_manifests): the library to load, per platform or for all, and
+// the entry point.
+type manifest struct {
+	ManifestVersion int64  `toml:"manifest_version"`
+	Name            string `toml:"name"`
+	Version         string `toml:"version"`
+	ADBC            struct {
+		Version string `toml:"version"`
+	} `toml:"ADBC"`
+	Driver struct {
+		Entrypoint string `toml:"entrypoint"`
+		// Shared is a path, or a table of paths keyed by platform tuple
+		// (linux_amd64...).
+		Shared any `toml:"shared"`
+	} `toml:"Driver"`
+}
+
+// maxManifest bounds what is read of a manifest.
+const maxManifest = 1 << 20
+
+// readManifest reads and checks the manifest at path.
+func readManifest(path string) (*manifest, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		st := adbc.StatusInvalidArgument
+		if errors.Is(err, os.ErrNotExist) {
+			st = adbc.StatusNotFound
+		}
+		return nil, loadErr(st, err, "manifest %s: %v", path, err)
+	}
+	if len(data) > maxManifest {
+		return nil, loadErr(adbc.StatusInvalidArgument, nil, "manifest %s: %d bytes, more than a manifest has", path, len(data))
+	}
+	var m manifest
+	if _, err := toml.Decode(string(data), &m); err != nil {
+		return nil, loadErr(adbc.StatusInvalidArgument, err, "manifest %s: %v", path, err)
+	}
+	if m.ManifestVersion > 1 {
+		return nil, loadErr(adbc.StatusInvalidArgument, nil, "manifest %s: manifest_version %d; this driver manager reads version 1", path, m.ManifestVersion)
+	}
+	return &m, nil
+}
+
+// library is the manifest's library for this platform, relative paths
+// taken from the manifest's directory.
+func (m *manifest) library(path string) (string, error) {
+	var lib string
+	switch s := m.Driver.Shared.(type) {
+	case nil:
+		return "", loadErr(adbc.StatusInvalidArgument, nil, "manifest %s has no [Driver] shared: the library to load", path)
+	case string:
+		lib = s
+	case map[string]any:
+		tuple := platformTuple()
+		v, ok := s[tuple]
+		if !ok {
+			return "", loadErr(adbc.StatusNotFound, nil, "manifest %s has no library for %s (it has %s)", path, tuple, keys(s))
+		}
+		if lib, ok = v.(string); !ok {
+			return "", loadErr(adbc.StatusInvalidArgument, nil, "manifest %s: [Driver.shared] %s is a %T, not a path", path, tuple, v)
+		}
+	default:
+		return "", loadErr(adbc.StatusInvalidArgument, nil, "manifest %s: [Driver] shared is a %T, not a path or a table of paths", path, s)
+	}
+	if lib == "" {
+		return "", loadErr(adbc.StatusInvalidArgument, nil, "manifest %s: an empty library path", path)
+	}
+	if !filepath.IsAbs(lib) && isPath(lib) {
+		lib = filepath.Join(filepath.Dir(path), lib)
+	}
+	return lib, nil
+}
+
+func keys(m map[string]any) string {
+	s := ""
+	for k := range m {
+		if s != "" {
+			s += ", "
+		}
+		s += k
+	}
+	if s == "" {
+		return "none"
+	}
+	return s
+}
+
+// platformTuple is this platform as manifests name it: <os>_<arch>, with
+// macos for darwin and x86 for 386.
+func platformTuple() string {
+	os := runtime.GOOS
+	if os == "darwin" {
+		os = "macos"
+	}
+	arch := runtime.GOARCH
+	switch arch {
+	case "386":
+		arch = "x86"
+	case "ppc64":
+		arch = "powerpc64"
+	case "ppc64le":
+		arch = "powerpc64le"
+	}
+	return fmt.Sprintf("%s_%s", os, arch)
+}

@@ -1,0 +1,131 @@
+package drivermgr
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/purearrow/cdevice"
+	"github.com/purearrow/cdevice/abi"
+	"github.com/purearrow/cdevice/adbc"
+	"github.com/purearrow/cdevice/adbc/internal/cabi"
+	"github.com/purearrow/cdevice/internal/ffi"
+	"github.com/purearrow/cdevice/stream"
+)
+
+// A reader is a driver's result stream as an array.RecordReader: batches
+// arrive one at a time (zero-copy, the driver's memory until released),
+// its calls serialized with its connection's, and a failure is the
+// driver's adbc.Error with its details where the driver gives them
+// (ErrorFromArrayStream).
+type reader struct {
+	c    *Connection
+	r    *stream.Reader
+	refs atomic.Int64
+	stop func() // the statement's cancellation watch, or nil
+	// snap is a copy of the stream struct as the driver made it (the import
+	// moved the original): ErrorFromArrayStream reads its private_data.
+	// Never released: it only names the stream.
+	snap *abi.ArrayStream
+	err  error
+}
+
+// newReader imports the stream the driver wrote into s.
+func newReader(_ context.Context, c *Connection, s *abi.ArrayStream, stop func()) (*reader, error) {
+	rd := &reader{c: c, stop: stop}
+	if c.drv.fns.ErrorFromArrayStream != 0 {
+		rd.snap = cdevice.New[abi.ArrayStream]()
+		*rd.snap = *s
+	}
+	if err := c.lock(); err != nil {
+		rd.free()
+		return nil, err
+	}
+	r, err := stream.ImportReader(s)
+	c.mu.Unlock()
+	if err != nil {
+		rd.free()
+		return nil, rd.adbcErr(err)
+	}
+	rd.r = r
+	rd.refs.Store(1)
+	return rd, nil
+}
+
+func (rd *reader) Retain() { rd.refs.Add(1) }
+
+// Release releases the stream with the last reference (the driver's
+// release, under the connection's lock) and ends the cancellation watch.
+func (rd *reader) Release() {
+	if rd.refs.Add(-1) != 0 {
+		return
+	}
+	rd.c.mu.Lock()
+	rd.r.Release()
+	rd.c.mu.Unlock()
+	rd.free()
+}
+
+func (rd *reader) free() {
+	if rd.stop != nil {
+		rd.stop()
+		rd.stop = nil
+	}
+	if rd.snap != nil {
+		cdevice.Free(rd.snap)
+		rd.snap = nil
+	}
+}
+
+func (rd *reader) Schema() *arrow.Schema { return rd.r.Schema() }
+
+func (rd *reader) Next() bool {
+	if rd.err != nil {
+		return false
+	}
+	if err := rd.c.lock(); err != nil {
+		rd.err = err
+		return false
+	}
+	ok := rd.r.Next()
+	if !ok && rd.r.Err() != nil {
+		rd.err = rd.adbcErr(rd.r.Err())
+	}
+	rd.c.mu.Unlock()
+	return ok
+}
+
+func (rd *reader) RecordBatch() arrow.RecordBatch { return rd.r.RecordBatch() }
+
+// Record is RecordBatch, by array.RecordReader's older name.
+func (rd *reader) Record() arrow.RecordBatch { return rd.r.RecordBatch() }
+
+func (rd *reader) Err() error { return rd.err }
+
+// adbcErr is a stream failure as the driver's adbc.Error, where it gives
+// one for the stream, wrapping err (the ProducerError) too.
+func (rd *reader) adbcErr(err error) error {
+	d := rd.c.drv
+	if rd.snap == nil || d.fns == nil {
+		return err
+	}
+	var m cmem
+	defer m.free()
+	st := m.alloc(4)
+	e := ffi.Call(d.fns.ErrorFromArrayStream, uintptr(unsafe.Pointer(rd.snap)), st)
+	if e == 0 {
+		return err
+	}
+	ce := (*cabi.Error)(abi.Pointer(e))
+	out := adbc.Error{Code: adbc.Status(*(*int32)(abi.Pointer(st))), Msg: ffi.GoString(ce.Message), SqlState: ce.SQLState}
+	if ce.VendorCode != cabi.ErrorVendorCodePrivateData {
+		out.VendorCode = ce.VendorCode
+	}
+	out.Details = d.details(ce) // the stream owns ce: not released here
+	if out.Code == adbc.StatusOK {
+		out.Code = adbc.StatusIO
+	}
+	return errors.Join(out, err)
+}

@@ -1,0 +1,25 @@
+package drivermgr
+
+import (
+	"os"
+	"path/filepath"
+)
+
+const libraryExt = ".dylib"
+
+// userDir is ~/Library/Application Support/ADBC/Drivers.
+func userDir() string {
+	if h, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(h, "Library", "Application Support", "ADBC", "Drivers")
+	}
+	return ""
+}
+
+func systemDir() string { return "/Library/Application Support/ADBC/Drivers" }
+
+func systemLibrary(name string, _ []string) string {
+	if len(name) < 3 || name[:3] != "lib" {
+		name = "lib" + name
+	}
+	return name + libraryExt
+}
