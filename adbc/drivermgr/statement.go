@@ -2,6 +2,7 @@ package drivermgr
 
 import (
 	"context"
+	"errors"
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -208,15 +209,16 @@ func (s *Statement) ExecutePartitions(context.Context) (*arrow.Schema, adbc.Part
 		return nil, adbc.Partitions{}, -1, err
 	}
 	p := (*cabi.Partitions)(abi.Pointer(parts))
-	out, err := copyPartitions(p)
+	out, perr := copyPartitions(p)
 	if p.Release != 0 {
 		ffi.Call1(p.Release, parts)
 	}
 	var schema *arrow.Schema
-	if sc.Release != 0 {
-		schema, err = importSchema(sc)
+	var serr error
+	if sc.Release != 0 { // imported (and released) whatever else failed
+		schema, serr = importSchema(sc)
 	}
-	if err != nil {
+	if err := errors.Join(perr, serr); err != nil {
 		return nil, adbc.Partitions{}, -1, err
 	}
 	return schema, out, *(*int64)(abi.Pointer(rows)), nil

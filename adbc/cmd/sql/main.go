@@ -1,0 +1,76 @@
+// Command sql runs one query through an ADBC driver, loaded without cgo by
+// the drivermgr package, and prints the result as a table, or writes it as
+// Arrow IPC with --out:
+//
+//	sql --driver sqlite --uri file:demo.db "SELECT * FROM t"
+//	sql --driver /path/libadbc_driver_postgresql.so --uri postgresql://... --out t.arrow "SELECT ..."
+//
+// --driver takes what the "driver" option of drivermgr takes: a library's
+// path or name, or a manifest's path or name. -o key=value sets any other
+// database option. On a terminal, a progress line on stderr counts the
+// rows of a long read.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// options are repeated -o key=value flags.
+type options map[string]string
+
+func (o options) String() string { return fmt.Sprint(map[string]string(o)) }
+
+func (o options) Set(s string) error {
+	k, v, ok := strings.Cut(s, "=")
+	if !ok || k == "" {
+		return errors.New("want key=value")
+	}
+	o[k] = v
+	return nil
+}
+
+// run is the command with its arguments and outputs; it returns the exit
+// status: 0, 1 for a failed query, 2 for bad usage.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("sql", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var c config
+	c.opts = options{}
+	fs.StringVar(&c.driver, "driver", "", "the driver: a library path or name, or a manifest path or name")
+	fs.StringVar(&c.uri, "uri", "", "the database URI (the driver's \"uri\" option)")
+	fs.StringVar(&c.entrypoint, "entrypoint", "", "the driver's entry point, where it is not the default")
+	fs.StringVar(&c.out, "out", "", "write the result to this file as Arrow IPC (the file format for .arrow, the stream format otherwise) instead of printing it")
+	fs.IntVar(&c.limit, "limit", 100, "print at most this many rows (all are read; 0: no limit)")
+	fs.BoolVar(&c.progress, "progress", isTerminal(stderr), "show a progress line on stderr during the read")
+	fs.Var(c.opts, "o", "a database option, key=value (repeatable)")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: sql --driver NAME|PATH [--uri URI] [-o key=value]... [--out FILE] \"QUERY\"")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() != 1 || (c.driver == "" && c.uri == "") {
+		fs.Usage()
+		return 2
+	}
+	c.query = fs.Arg(0)
+	if err := c.run(ctx, stdout, stderr); err != nil {
+		fmt.Fprintln(stderr, "sql:", err)
+		return 1
+	}
+	return 0
+}

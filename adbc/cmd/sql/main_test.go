@@ -1,0 +1,116 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/purearrow/cdevice/internal/ctest"
+	"github.com/purearrow/cdevice/internal/testsupport"
+)
+
+func TestMain(m *testing.M) { testsupport.Main(m) }
+
+func sqliteDriver(t *testing.T) string {
+	t.Helper()
+	root, err := ctest.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(root, "..", "..", "shared", "adbc", "libadbc_driver_sqlite.so")
+	_, err = os.Stat(p)
+	testsupport.Need(t, "Arrow's SQLite ADBC driver (../shared/adbc)", err)
+	return p
+}
+
+func runSQL(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var o, e bytes.Buffer
+	code = run(context.Background(), args, &o, &e)
+	return code, o.String(), e.String()
+}
+
+const demo = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 250) " +
+	"SELECT x, 'v' || x AS s, CASE WHEN x % 2 = 0 THEN NULL ELSE x * 0.5 END AS h FROM c"
+
+// The result as a table: a header, the first --limit rows, how many more,
+// NULLs shown as NULL; the summary on stderr.
+func TestTable(t *testing.T) {
+	drv := sqliteDriver(t)
+	code, out, errOut := runSQL(t, "--driver", drv, "--limit", "3", demo)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 5 || strings.Join(strings.Fields(lines[0]), " ") != "x s h" ||
+		strings.Join(strings.Fields(lines[2]), " ") != "2 v2 NULL" || lines[4] != "... 247 more rows (--limit 0 prints all)" {
+		t.Errorf("table:\n%s", out)
+	}
+	if !strings.HasPrefix(errOut, "250 rows in ") {
+		t.Errorf("stderr %q", errOut)
+	}
+}
+
+// --out writes Arrow IPC that reads back with every row.
+func TestOut(t *testing.T) {
+	drv := sqliteDriver(t)
+	for _, name := range []string{"r.arrow", "r.arrows"} {
+		path := filepath.Join(t.TempDir(), name)
+		if code, _, errOut := runSQL(t, "--driver", drv, "--out", path, demo); code != 0 {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rows int64
+		if name == "r.arrow" {
+			r, err := ipc.NewFileReader(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range r.NumRecords() {
+				rec, err := r.RecordBatch(i)
+				if err != nil {
+					t.Fatal(err)
+				}
+				rows += rec.NumRows()
+			}
+			r.Close()
+		} else {
+			r, err := ipc.NewReader(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for r.Next() {
+				rows += r.RecordBatch().NumRows()
+			}
+			r.Release()
+		}
+		f.Close()
+		if rows != 250 {
+			t.Errorf("%s: %d rows, want 250", name, rows)
+		}
+	}
+}
+
+// Bad usage exits 2 with the usage; a driver that is not there, or a bad
+// query, exits 1 naming what failed.
+func TestErrors(t *testing.T) {
+	for _, args := range [][]string{{}, {"SELECT 1"}, {"--driver", "x"}, {"--bogus", "SELECT 1"}, {"--driver", "x", "-o", "novalue", "SELECT 1"}} {
+		if code, _, errOut := runSQL(t, args...); code != 2 || !strings.Contains(errOut, "usage: sql") {
+			t.Errorf("%q: exit %d, %q", args, code, errOut)
+		}
+	}
+	missing := filepath.Join(t.TempDir(), "libnone.so")
+	if code, _, errOut := runSQL(t, "--driver", missing, "SELECT 1"); code != 1 || !strings.Contains(errOut, missing) {
+		t.Errorf("missing driver: exit %d, %q", code, errOut)
+	}
+	if code, _, errOut := runSQL(t, "--driver", sqliteDriver(t), "SELEC 1"); code != 1 || !strings.Contains(errOut, "syntax error") {
+		t.Errorf("bad query: exit %d, %q", code, errOut)
+	}
+}
