@@ -12,12 +12,37 @@ import (
 
 // cmem is C memory for a call's arguments and results: structs the driver
 // writes (an AdbcError, an ArrowArrayStream...), strings it reads. It lives
-// off the Go heap, so no Go pointer reaches the driver, and is freed at
-// once after the call.
-type cmem struct{ ptrs []unsafe.Pointer }
+// off the Go heap, so no Go pointer reaches the driver, and is given back
+// by free after the call. A connection keeps one with a block of its own
+// (newArena), reused call after call (its calls are serialized), so a
+// call costs no trip to the C allocator; what does not fit is allocated
+// apart.
+type cmem struct {
+	block      unsafe.Pointer // the arena, or nil
+	size, used uintptr
+	ptrs       []unsafe.Pointer // allocated apart, freed by free
+}
 
-// alloc returns n zeroed bytes.
+// arenaSize is a connection's scratch block: every call but those with
+// long strings (queries, options) fits.
+const arenaSize = 4096
+
+// newArena returns a cmem with a block of its own.
+func newArena() (*cmem, error) {
+	p, err := ffi.Calloc(arenaSize)
+	if err != nil {
+		return nil, err
+	}
+	return &cmem{block: p, size: arenaSize}, nil
+}
+
+// alloc returns n zeroed bytes, 8-aligned.
 func (m *cmem) alloc(n uintptr) uintptr {
+	if n8 := (n + 7) &^ 7; m.block != nil && n8 <= m.size-m.used {
+		p := unsafe.Add(m.block, m.used)
+		m.used += n8
+		return uintptr(p)
+	}
 	p, err := ffi.Calloc(n)
 	if err != nil {
 		panic(err) // the C heap is exhausted, as new panics when Go's is
@@ -28,12 +53,9 @@ func (m *cmem) alloc(n uintptr) uintptr {
 
 // str returns s as a C string.
 func (m *cmem) str(s string) uintptr {
-	p, err := ffi.CString(s)
-	if err != nil {
-		panic(err)
-	}
-	m.ptrs = append(m.ptrs, p)
-	return uintptr(p)
+	p := m.alloc(uintptr(len(s)) + 1)
+	copy(unsafe.Slice((*byte)(abi.Pointer(p)), len(s)), s)
+	return p
 }
 
 // optStr is str, or NULL for a nil pointer (an ADBC filter not given).
@@ -54,11 +76,26 @@ func (m *cmem) bytes(b []byte) uintptr {
 	return p
 }
 
+// free gives back what was allocated apart and clears the arena for the
+// next call.
 func (m *cmem) free() {
 	for _, p := range m.ptrs {
 		ffi.Free(p)
 	}
-	m.ptrs = nil
+	m.ptrs = m.ptrs[:0]
+	if m.used > 0 {
+		clear(unsafe.Slice((*byte)(m.block), m.used))
+		m.used = 0
+	}
+}
+
+// destroy frees the arena too.
+func (m *cmem) destroy() {
+	m.free()
+	if m.block != nil {
+		ffi.Free(m.block)
+		m.block = nil
+	}
 }
 
 // call calls fn, one of the driver's functions, with args and an AdbcError
@@ -66,14 +103,19 @@ func (m *cmem) free() {
 // AdbcError released). A function the driver lacks (NULL, or a 1.1 call of
 // a 1.0.0 driver) is an adbc.Error with StatusNotImplemented.
 func (d *driver) call(what string, fn uintptr, args ...uintptr) error {
+	var m cmem
+	defer m.free()
+	return d.callIn(&m, what, fn, args...)
+}
+
+// callIn is call with the AdbcError in m.
+func (d *driver) callIn(m *cmem, what string, fn uintptr, args ...uintptr) error {
 	if fn == 0 {
 		return d.notImplemented(what)
 	}
-	var m cmem
-	defer m.free()
-	e := d.newError(&m)
+	e := d.newError(m)
 	st := adbc.Status(uint8(ffi.Call(fn, append(args, e)...)))
-	return d.result(what, st, (*cabi.Error)(abi.Pointer(e)))
+	return d.result(what, st, errAt(e))
 }
 
 // newError is a zeroed AdbcError that asks a 1.1 driver for details.

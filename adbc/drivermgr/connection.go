@@ -18,11 +18,12 @@ import (
 // result readers' are serialized (an ADBC connection is not safe for
 // concurrent use); it is safe for concurrent use.
 type Connection struct {
-	mu     sync.Mutex
-	drv    *driver
-	h      uintptr // struct AdbcConnection, C memory
-	opts   options
-	closed bool
+	mu      sync.Mutex
+	drv     *driver
+	h       uintptr // struct AdbcConnection, C memory
+	scratch *cmem   // C memory for one call at a time
+	opts    options
+	closed  bool
 }
 
 var (
@@ -34,26 +35,37 @@ var (
 // newConnection makes and initializes a connection of db; db.mu is held.
 func newConnection(db *Database) (*Connection, error) {
 	d := db.drv
-	p, err := ffi.Calloc(unsafe.Sizeof(cabi.Handle{}))
+	scratch, err := newArena()
 	if err != nil {
 		return nil, err
 	}
-	c := &Connection{drv: d, h: uintptr(p)}
-	if err := d.call("AdbcConnectionNew", d.fns.ConnectionNew, c.h); err != nil {
+	c := &Connection{drv: d, scratch: scratch}
+	p, err := ffi.Calloc(unsafe.Sizeof(cabi.Handle{}))
+	if err != nil {
+		scratch.destroy()
+		return nil, err
+	}
+	c.h = uintptr(p)
+	if err := d.callIn(scratch, "AdbcConnectionNew", d.fns.ConnectionNew, c.h); err != nil {
+		scratch.destroy()
 		ffi.Free(p)
 		return nil, err
 	}
-	if err := d.call("AdbcConnectionInit", d.fns.ConnectionInit, c.h, db.h); err != nil {
-		d.call("AdbcConnectionRelease", d.fns.ConnectionRelease, c.h)
+	scratch.free()
+	if err := d.callIn(scratch, "AdbcConnectionInit", d.fns.ConnectionInit, c.h, db.h); err != nil {
+		scratch.free()
+		d.callIn(scratch, "AdbcConnectionRelease", d.fns.ConnectionRelease, c.h)
+		scratch.destroy()
 		ffi.Free(p)
 		return nil, err
 	}
-	c.opts = options{d: d, o: d.connOptions(), h: c.h, mu: &c.mu}
+	scratch.free()
+	c.opts = options{d: d, o: d.connOptions(), h: c.h, with: c.with}
 	d.ref()
 	return c, nil
 }
 
-// lock takes the connection for one call, or says why it cannot be used.
+// lock takes the connection, or says why it cannot be used.
 func (c *Connection) lock() error {
 	c.mu.Lock()
 	if c.closed {
@@ -63,98 +75,112 @@ func (c *Connection) lock() error {
 	return nil
 }
 
-// do runs one call of the connection under its lock.
-func (c *Connection) do(what string, fn uintptr, args ...uintptr) error {
+// with runs f holding the connection, with its scratch memory (cleared
+// after).
+func (c *Connection) with(f func(m *cmem) error) error {
 	if err := c.lock(); err != nil {
 		return err
 	}
 	defer c.mu.Unlock()
-	return c.drv.call(what, fn, append([]uintptr{c.h}, args...)...)
+	defer c.scratch.free()
+	return f(c.scratch)
 }
 
-// reader runs a call that fills an ArrowArrayStream and returns it as a
+// reader runs a call of the connection that fills an ArrowArrayStream
+// (args are the call's arguments before it) and returns the stream as a
 // reader whose calls are serialized with the connection's.
-func (c *Connection) reader(ctx context.Context, what string, fn uintptr, args ...uintptr) (array.RecordReader, error) {
-	s := cdevice.New[abi.ArrayStream]()
-	defer cdevice.Free(s)
-	if err := c.do(what, fn, append(args, uintptr(unsafe.Pointer(s)))...); err != nil {
-		return nil, err
-	}
-	return newReader(ctx, c, s, nil)
+func (c *Connection) reader(ctx context.Context, what string, fn uintptr, args func(m *cmem) []uintptr) (array.RecordReader, error) {
+	var rd *reader
+	err := c.with(func(m *cmem) error {
+		s := m.alloc(unsafe.Sizeof(abi.ArrayStream{}))
+		if err := c.drv.callIn(m, what, fn, append(append([]uintptr{c.h}, args(m)...), s)...); err != nil {
+			return err
+		}
+		var err error
+		rd, err = newReader(ctx, c, (*abi.ArrayStream)(abi.Pointer(s)), nil)
+		return err
+	})
+	return rd, err
 }
+
+func none(*cmem) []uintptr { return nil }
 
 func (c *Connection) GetInfo(ctx context.Context, codes []adbc.InfoCode) (array.RecordReader, error) {
-	var m cmem
-	defer m.free()
-	var p uintptr
-	if len(codes) > 0 {
-		p = m.alloc(uintptr(4 * len(codes)))
-		dst := unsafe.Slice((*uint32)(abi.Pointer(p)), len(codes))
-		for i, code := range codes {
-			dst[i] = uint32(code)
+	return c.reader(ctx, "AdbcConnectionGetInfo", c.drv.fns.ConnectionGetInfo, func(m *cmem) []uintptr {
+		var p uintptr
+		if len(codes) > 0 {
+			p = m.alloc(uintptr(4 * len(codes)))
+			dst := unsafe.Slice((*uint32)(abi.Pointer(p)), len(codes))
+			for i, code := range codes {
+				dst[i] = uint32(code)
+			}
 		}
-	}
-	return c.reader(ctx, "AdbcConnectionGetInfo", c.drv.fns.ConnectionGetInfo, p, uintptr(len(codes)))
+		return []uintptr{p, uintptr(len(codes))}
+	})
 }
 
 func (c *Connection) GetObjects(ctx context.Context, depth adbc.ObjectDepth, catalog, dbSchema, tableName, columnName *string, tableType []string) (array.RecordReader, error) {
-	var m cmem
-	defer m.free()
-	var types uintptr
-	if tableType != nil {
-		types = m.alloc(uintptr(len(tableType)+1) * unsafe.Sizeof(uintptr(0)))
-		list := unsafe.Slice((*uintptr)(abi.Pointer(types)), len(tableType)+1)
-		for i, t := range tableType {
-			list[i] = m.str(t)
+	return c.reader(ctx, "AdbcConnectionGetObjects", c.drv.fns.ConnectionGetObjects, func(m *cmem) []uintptr {
+		var types uintptr
+		if tableType != nil { // a NULL-terminated list
+			types = m.alloc(uintptr(len(tableType)+1) * unsafe.Sizeof(uintptr(0)))
+			list := unsafe.Slice((*uintptr)(abi.Pointer(types)), len(tableType)+1)
+			for i, t := range tableType {
+				list[i] = m.str(t)
+			}
 		}
-	}
-	return c.reader(ctx, "AdbcConnectionGetObjects", c.drv.fns.ConnectionGetObjects, uintptr(depth),
-		m.optStr(catalog), m.optStr(dbSchema), m.optStr(tableName), types, m.optStr(columnName))
+		return []uintptr{uintptr(depth), m.optStr(catalog), m.optStr(dbSchema), m.optStr(tableName), types, m.optStr(columnName)}
+	})
 }
 
-func (c *Connection) GetTableSchema(_ context.Context, catalog, dbSchema *string, tableName string) (*arrow.Schema, error) {
-	var m cmem
-	defer m.free()
-	s := cdevice.New[abi.Schema]()
-	defer cdevice.Free(s)
-	if err := c.do("AdbcConnectionGetTableSchema", c.drv.fns.ConnectionGetTableSchema,
-		m.optStr(catalog), m.optStr(dbSchema), m.str(tableName), uintptr(unsafe.Pointer(s))); err != nil {
-		return nil, err
-	}
-	return importSchema(s)
+func (c *Connection) GetTableSchema(_ context.Context, catalog, dbSchema *string, tableName string) (sc *arrow.Schema, err error) {
+	err = c.with(func(m *cmem) error {
+		out := m.alloc(unsafe.Sizeof(abi.Schema{}))
+		if err := c.drv.callIn(m, "AdbcConnectionGetTableSchema", c.drv.fns.ConnectionGetTableSchema,
+			c.h, m.optStr(catalog), m.optStr(dbSchema), m.str(tableName), out); err != nil {
+			return err
+		}
+		sc, err = importSchema((*abi.Schema)(abi.Pointer(out)))
+		return err
+	})
+	return sc, err
 }
 
 func (c *Connection) GetTableTypes(ctx context.Context) (array.RecordReader, error) {
-	return c.reader(ctx, "AdbcConnectionGetTableTypes", c.drv.fns.ConnectionGetTableTypes)
+	return c.reader(ctx, "AdbcConnectionGetTableTypes", c.drv.fns.ConnectionGetTableTypes, none)
+}
+
+// call makes one call of the connection with no other arguments.
+func (c *Connection) call(what string, fn uintptr) error {
+	return c.with(func(m *cmem) error { return c.drv.callIn(m, what, fn, c.h) })
 }
 
 func (c *Connection) Commit(context.Context) error {
-	return c.do("AdbcConnectionCommit", c.drv.fns.ConnectionCommit)
+	return c.call("AdbcConnectionCommit", c.drv.fns.ConnectionCommit)
 }
 
 func (c *Connection) Rollback(context.Context) error {
-	return c.do("AdbcConnectionRollback", c.drv.fns.ConnectionRollback)
+	return c.call("AdbcConnectionRollback", c.drv.fns.ConnectionRollback)
 }
 
 func (c *Connection) ReadPartition(ctx context.Context, serialized []byte) (array.RecordReader, error) {
-	var m cmem
-	defer m.free()
-	return c.reader(ctx, "AdbcConnectionReadPartition", c.drv.fns.ConnectionReadPartition, m.bytes(serialized), uintptr(len(serialized)))
+	return c.reader(ctx, "AdbcConnectionReadPartition", c.drv.fns.ConnectionReadPartition, func(m *cmem) []uintptr {
+		return []uintptr{m.bytes(serialized), uintptr(len(serialized))}
+	})
 }
 
 func (c *Connection) GetStatistics(ctx context.Context, catalog, dbSchema, tableName *string, approximate bool) (array.RecordReader, error) {
-	var m cmem
-	defer m.free()
-	a := uintptr(0)
-	if approximate {
-		a = 1
-	}
-	return c.reader(ctx, "AdbcConnectionGetStatistics", c.drv.fns.ConnectionGetStatistics,
-		m.optStr(catalog), m.optStr(dbSchema), m.optStr(tableName), a)
+	return c.reader(ctx, "AdbcConnectionGetStatistics", c.drv.fns.ConnectionGetStatistics, func(m *cmem) []uintptr {
+		a := uintptr(0)
+		if approximate {
+			a = 1
+		}
+		return []uintptr{m.optStr(catalog), m.optStr(dbSchema), m.optStr(tableName), a}
+	})
 }
 
 func (c *Connection) GetStatisticNames(ctx context.Context) (array.RecordReader, error) {
-	return c.reader(ctx, "AdbcConnectionGetStatisticNames", c.drv.fns.ConnectionGetStatisticNames)
+	return c.reader(ctx, "AdbcConnectionGetStatisticNames", c.drv.fns.ConnectionGetStatisticNames, none)
 }
 
 // Cancel asks the driver to stop what the connection is doing; it does not
@@ -164,11 +190,15 @@ func (c *Connection) Cancel() error {
 }
 
 func (c *Connection) NewStatement() (adbc.Statement, error) {
-	if err := c.lock(); err != nil {
+	var s *Statement
+	err := c.with(func(m *cmem) (err error) {
+		s, err = newStatement(c, m)
+		return err
+	})
+	if err != nil {
 		return nil, err
 	}
-	defer c.mu.Unlock()
-	return newStatement(c)
+	return s, nil
 }
 
 // Close releases the connection. A second Close does nothing.
@@ -179,7 +209,8 @@ func (c *Connection) Close() error {
 		return nil
 	}
 	c.closed = true
-	err := c.drv.call("AdbcConnectionRelease", c.drv.fns.ConnectionRelease, c.h)
+	err := c.drv.callIn(c.scratch, "AdbcConnectionRelease", c.drv.fns.ConnectionRelease, c.h)
+	c.scratch.destroy()
 	ffi.Free(abi.Pointer(c.h))
 	if rerr := c.drv.unref(); err == nil {
 		err = rerr
@@ -187,68 +218,28 @@ func (c *Connection) Close() error {
 	return err
 }
 
-func (c *Connection) SetOption(key, value string) error {
-	if err := c.check(); err != nil {
-		return err
-	}
-	return c.opts.SetOption(key, value)
-}
+func (c *Connection) SetOption(key, value string) error { return c.opts.SetOption(key, value) }
 
 func (c *Connection) SetOptionBytes(key string, value []byte) error {
-	if err := c.check(); err != nil {
-		return err
-	}
 	return c.opts.SetOptionBytes(key, value)
 }
 
 func (c *Connection) SetOptionInt(key string, value int64) error {
-	if err := c.check(); err != nil {
-		return err
-	}
 	return c.opts.SetOptionInt(key, value)
 }
 
 func (c *Connection) SetOptionDouble(key string, value float64) error {
-	if err := c.check(); err != nil {
-		return err
-	}
 	return c.opts.SetOptionDouble(key, value)
 }
 
-func (c *Connection) GetOption(key string) (string, error) {
-	if err := c.check(); err != nil {
-		return "", err
-	}
-	return c.opts.GetOption(key)
-}
+func (c *Connection) GetOption(key string) (string, error) { return c.opts.GetOption(key) }
 
-func (c *Connection) GetOptionBytes(key string) ([]byte, error) {
-	if err := c.check(); err != nil {
-		return nil, err
-	}
-	return c.opts.GetOptionBytes(key)
-}
+func (c *Connection) GetOptionBytes(key string) ([]byte, error) { return c.opts.GetOptionBytes(key) }
 
-func (c *Connection) GetOptionInt(key string) (int64, error) {
-	if err := c.check(); err != nil {
-		return 0, err
-	}
-	return c.opts.GetOptionInt(key)
-}
+func (c *Connection) GetOptionInt(key string) (int64, error) { return c.opts.GetOptionInt(key) }
 
 func (c *Connection) GetOptionDouble(key string) (float64, error) {
-	if err := c.check(); err != nil {
-		return 0, err
-	}
 	return c.opts.GetOptionDouble(key)
-}
-
-func (c *Connection) check() error {
-	if err := c.lock(); err != nil {
-		return err
-	}
-	c.mu.Unlock()
-	return nil
 }
 
 // importSchema imports a schema the driver filled (and releases it).

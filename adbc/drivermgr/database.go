@@ -71,7 +71,7 @@ func (Driver) NewDatabaseWithContext(_ context.Context, opts map[string]string) 
 		drv.release()
 		return nil, err
 	}
-	db.opts = options{d: drv, o: drv.dbOptions(), h: db.h, mu: &db.mu}
+	db.opts = options{d: drv, o: drv.dbOptions(), h: db.h, with: db.with}
 	for _, k := range slices.Sorted(keysOf(rest)) {
 		if err := db.opts.SetOption(k, rest[k]); err != nil {
 			db.Close()
@@ -128,67 +128,40 @@ func (db *Database) SetOptions(opts map[string]string) error {
 	return nil
 }
 
-func (db *Database) SetOption(key, value string) error {
-	if err := db.check(); err != nil {
-		return err
-	}
-	return db.opts.SetOption(key, value)
-}
+func (db *Database) SetOption(key, value string) error { return db.opts.SetOption(key, value) }
 
 func (db *Database) SetOptionBytes(key string, value []byte) error {
-	if err := db.check(); err != nil {
-		return err
-	}
 	return db.opts.SetOptionBytes(key, value)
 }
 
 func (db *Database) SetOptionInt(key string, value int64) error {
-	if err := db.check(); err != nil {
-		return err
-	}
 	return db.opts.SetOptionInt(key, value)
 }
 
 func (db *Database) SetOptionDouble(key string, value float64) error {
-	if err := db.check(); err != nil {
-		return err
-	}
 	return db.opts.SetOptionDouble(key, value)
 }
 
-func (db *Database) GetOption(key string) (string, error) {
-	if err := db.check(); err != nil {
-		return "", err
-	}
-	return db.opts.GetOption(key)
-}
+func (db *Database) GetOption(key string) (string, error) { return db.opts.GetOption(key) }
 
-func (db *Database) GetOptionBytes(key string) ([]byte, error) {
-	if err := db.check(); err != nil {
-		return nil, err
-	}
-	return db.opts.GetOptionBytes(key)
-}
+func (db *Database) GetOptionBytes(key string) ([]byte, error) { return db.opts.GetOptionBytes(key) }
 
-func (db *Database) GetOptionInt(key string) (int64, error) {
-	if err := db.check(); err != nil {
-		return 0, err
-	}
-	return db.opts.GetOptionInt(key)
-}
+func (db *Database) GetOptionInt(key string) (int64, error) { return db.opts.GetOptionInt(key) }
 
 func (db *Database) GetOptionDouble(key string) (float64, error) {
-	if err := db.check(); err != nil {
-		return 0, err
-	}
 	return db.opts.GetOptionDouble(key)
 }
 
-// check is live under the lock (the option calls take it themselves).
-func (db *Database) check() error {
+// with runs f holding the database, with C memory for one call.
+func (db *Database) with(f func(m *cmem) error) error {
 	db.mu.Lock()
 	defer db.mu.Unlock()
-	return db.live()
+	if err := db.live(); err != nil {
+		return err
+	}
+	var m cmem
+	defer m.free()
+	return f(&m)
 }
 
 // Open makes and initializes a connection of the database.

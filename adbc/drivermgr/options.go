@@ -40,65 +40,55 @@ func (d *driver) stmtOptions() optionFns {
 		f.StatementGetOption, f.StatementGetOptionBytes, f.StatementGetOptionInt, f.StatementGetOptionDouble, 2}
 }
 
-// options are the option calls of one object h of driver d.
+// options are the option calls of one object h of driver d. with runs a
+// call holding the object (serialized with its connection), with C memory
+// for it.
 type options struct {
-	d  *driver
-	o  optionFns
-	h  uintptr
-	mu interface {
-		Lock()
-		Unlock()
-	} // the object's serialization
+	d    *driver
+	o    optionFns
+	h    uintptr
+	with func(func(m *cmem) error) error
 }
 
 func (o options) SetOption(key, value string) error {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	var m cmem
-	defer m.free()
-	return o.d.call(o.o.what+"SetOption", o.o.set, o.h, m.str(key), m.str(value))
+	return o.with(func(m *cmem) error {
+		return o.d.callIn(m, o.o.what+"SetOption", o.o.set, o.h, m.str(key), m.str(value))
+	})
 }
 
 func (o options) SetOptionBytes(key string, value []byte) error {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	var m cmem
-	defer m.free()
-	return o.d.call(o.o.what+"SetOptionBytes", o.o.setBytes, o.h, m.str(key), m.bytes(value), uintptr(len(value)))
+	return o.with(func(m *cmem) error {
+		return o.d.callIn(m, o.o.what+"SetOptionBytes", o.o.setBytes, o.h, m.str(key), m.bytes(value), uintptr(len(value)))
+	})
 }
 
 func (o options) SetOptionInt(key string, value int64) error {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	var m cmem
-	defer m.free()
-	args := ffi.AppendUint64([]uintptr{o.h, m.str(key)}, uint64(value))
-	return o.d.call(o.o.what+"SetOptionInt", o.o.setInt, args...)
+	return o.with(func(m *cmem) error {
+		args := ffi.AppendUint64([]uintptr{o.h, m.str(key)}, uint64(value))
+		return o.d.callIn(m, o.o.what+"SetOptionInt", o.o.setInt, args...)
+	})
 }
 
 func (o options) SetOptionDouble(key string, value float64) error {
-	o.mu.Lock()
-	defer o.mu.Unlock()
 	fn := o.d.setDouble[o.o.kind]
 	if fn == nil {
 		return o.d.notImplemented(o.o.what + "SetOptionDouble")
 	}
-	var m cmem
-	defer m.free()
-	e := o.d.newError(&m)
-	st := adbc.Status(fn(o.h, m.str(key), value, e))
-	return o.d.result(o.o.what+"SetOptionDouble", st, errAt(e))
+	return o.with(func(m *cmem) error {
+		e := o.d.newError(m)
+		st := adbc.Status(fn(o.h, m.str(key), value, e))
+		return o.d.result(o.o.what+"SetOptionDouble", st, errAt(e))
+	})
 }
 
-// GetOption reads a string option, asking again with the room the driver
-// says the value needs.
+// GetOption reads a string option (its length counts the NUL).
 func (o options) GetOption(key string) (string, error) {
 	b, err := o.getBuf(o.o.what+"GetOption", o.o.get, key)
 	if err != nil {
 		return "", err
 	}
 	if n := len(b); n > 0 && b[n-1] == 0 {
-		b = b[:n-1] // the length counts the NUL
+		b = b[:n-1]
 	}
 	return string(b), nil
 }
@@ -107,28 +97,31 @@ func (o options) GetOptionBytes(key string) ([]byte, error) {
 	return o.getBuf(o.o.what+"GetOptionBytes", o.o.getBytes, key)
 }
 
-func (o options) getBuf(what string, fn uintptr, key string) ([]byte, error) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
+// getBuf reads a string or bytes option, asking again with the room the
+// driver says the value needs.
+func (o options) getBuf(what string, fn uintptr, key string) (out []byte, err error) {
 	size := uintptr(256)
 	for range 2 {
-		var m cmem
-		buf := m.alloc(size)
-		length := m.alloc(8)
-		*(*uintptr)(abi.Pointer(length)) = size
-		err := o.d.call(what, fn, o.h, m.str(key), buf, length)
-		n := *(*uintptr)(abi.Pointer(length))
-		if err == nil && n <= size {
-			out := append([]byte(nil), unsafe.Slice((*byte)(abi.Pointer(buf)), n)...)
-			m.free()
-			return out, nil
-		}
-		m.free()
-		if err != nil {
-			return nil, err
+		var n uintptr
+		err = o.with(func(m *cmem) error {
+			buf := m.alloc(size)
+			length := m.alloc(8)
+			*(*uintptr)(abi.Pointer(length)) = size
+			if err := o.d.callIn(m, what, fn, o.h, m.str(key), buf, length); err != nil {
+				return err
+			}
+			n = *(*uintptr)(abi.Pointer(length))
+			if n <= size {
+				out = append([]byte(nil), unsafe.Slice((*byte)(abi.Pointer(buf)), n)...)
+			}
+			return nil
+		})
+		if err != nil || n <= size {
+			return out, err
 		}
 		if n > maxOptionBytes {
-			return nil, adbc.Error{Code: adbc.StatusInvalidData, Msg: what + ": the driver claims a value of " + strconv.FormatUint(uint64(n), 10) + " bytes"}
+			return nil, adbc.Error{Code: adbc.StatusInvalidData,
+				Msg: what + ": the driver claims a value of " + strconv.FormatUint(uint64(n), 10) + " bytes"}
 		}
 		size = n
 	}
@@ -137,26 +130,26 @@ func (o options) getBuf(what string, fn uintptr, key string) ([]byte, error) {
 
 const maxOptionBytes = 1 << 26
 
-func (o options) GetOptionInt(key string) (int64, error) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	var m cmem
-	defer m.free()
-	out := m.alloc(8)
-	if err := o.d.call(o.o.what+"GetOptionInt", o.o.getInt, o.h, m.str(key), out); err != nil {
-		return 0, err
-	}
-	return *(*int64)(abi.Pointer(out)), nil
+func (o options) GetOptionInt(key string) (v int64, err error) {
+	err = o.with(func(m *cmem) error {
+		out := m.alloc(8)
+		if err := o.d.callIn(m, o.o.what+"GetOptionInt", o.o.getInt, o.h, m.str(key), out); err != nil {
+			return err
+		}
+		v = *(*int64)(abi.Pointer(out))
+		return nil
+	})
+	return v, err
 }
 
-func (o options) GetOptionDouble(key string) (float64, error) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	var m cmem
-	defer m.free()
-	out := m.alloc(8)
-	if err := o.d.call(o.o.what+"GetOptionDouble", o.o.getDouble, o.h, m.str(key), out); err != nil {
-		return 0, err
-	}
-	return *(*float64)(abi.Pointer(out)), nil
+func (o options) GetOptionDouble(key string) (v float64, err error) {
+	err = o.with(func(m *cmem) error {
+		out := m.alloc(8)
+		if err := o.d.callIn(m, o.o.what+"GetOptionDouble", o.o.getDouble, o.h, m.str(key), out); err != nil {
+			return err
+		}
+		v = *(*float64)(abi.Pointer(out))
+		return nil
+	})
+	return v, err
 }

@@ -3,11 +3,11 @@ package drivermgr
 import (
 	"context"
 	"errors"
+	"runtime"
 	"sync/atomic"
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/purearrow/cdevice"
 	"github.com/purearrow/cdevice/abi"
 	"github.com/purearrow/cdevice/adbc"
 	"github.com/purearrow/cdevice/adbc/internal/cabi"
@@ -25,26 +25,18 @@ type reader struct {
 	r    *stream.Reader
 	refs atomic.Int64
 	stop func() // the statement's cancellation watch, or nil
-	// snap is a copy of the stream struct as the driver made it (the import
-	// moved the original): ErrorFromArrayStream reads its private_data.
-	// Never released: it only names the stream.
-	snap *abi.ArrayStream
+	// snap is the stream struct as the driver made it (the import moved
+	// the original): ErrorFromArrayStream reads its private_data. It is
+	// never released: it only names the stream.
+	snap abi.ArrayStream
 	err  error
 }
 
-// newReader imports the stream the driver wrote into s.
+// newReader imports the stream the driver wrote into s; the connection is
+// held. stop (may be nil) is called when the reader is released.
 func newReader(_ context.Context, c *Connection, s *abi.ArrayStream, stop func()) (*reader, error) {
-	rd := &reader{c: c, stop: stop}
-	if c.drv.fns.ErrorFromArrayStream != 0 {
-		rd.snap = cdevice.New[abi.ArrayStream]()
-		*rd.snap = *s
-	}
-	if err := c.lock(); err != nil {
-		rd.free()
-		return nil, err
-	}
+	rd := &reader{c: c, stop: stop, snap: *s}
 	r, err := stream.ImportReader(s)
-	c.mu.Unlock()
 	if err != nil {
 		rd.free()
 		return nil, rd.adbcErr(err)
@@ -57,7 +49,7 @@ func newReader(_ context.Context, c *Connection, s *abi.ArrayStream, stop func()
 func (rd *reader) Retain() { rd.refs.Add(1) }
 
 // Release releases the stream with the last reference (the driver's
-// release, under the connection's lock) and ends the cancellation watch.
+// release, holding the connection) and ends the cancellation watch.
 func (rd *reader) Release() {
 	if rd.refs.Add(-1) != 0 {
 		return
@@ -72,10 +64,6 @@ func (rd *reader) free() {
 	if rd.stop != nil {
 		rd.stop()
 		rd.stop = nil
-	}
-	if rd.snap != nil {
-		cdevice.Free(rd.snap)
-		rd.snap = nil
 	}
 }
 
@@ -105,21 +93,25 @@ func (rd *reader) Record() arrow.RecordBatch { return rd.r.RecordBatch() }
 func (rd *reader) Err() error { return rd.err }
 
 // adbcErr is a stream failure as the driver's adbc.Error, where it gives
-// one for the stream, wrapping err (the ProducerError) too.
+// one for the stream, joined with err (the ProducerError or import error);
+// the connection is held.
 func (rd *reader) adbcErr(err error) error {
 	d := rd.c.drv
-	if rd.snap == nil || d.fns == nil {
+	if d.fns == nil || d.fns.ErrorFromArrayStream == 0 || rd.snap.PrivateData == 0 {
 		return err
 	}
-	var m cmem
+	var m cmem // an error path: its own memory, the call's scratch is in use
 	defer m.free()
 	st := m.alloc(4)
-	e := ffi.Call(d.fns.ErrorFromArrayStream, uintptr(unsafe.Pointer(rd.snap)), st)
+	var pin runtime.Pinner // snap is Go memory: pinned for the call
+	pin.Pin(&rd.snap)
+	e := ffi.Call(d.fns.ErrorFromArrayStream, uintptr(unsafe.Pointer(&rd.snap)), st)
+	pin.Unpin()
 	if e == 0 {
 		return err
 	}
 	ce := (*cabi.Error)(abi.Pointer(e))
-	out := adbc.Error{Code: adbc.Status(*(*int32)(abi.Pointer(st))), Msg: ffi.GoString(ce.Message), SqlState: ce.SQLState}
+	out := adbc.Error{Code: adbc.Status(*(*uint8)(abi.Pointer(st))), Msg: ffi.GoString(ce.Message), SqlState: ce.SQLState}
 	if ce.VendorCode != cabi.ErrorVendorCodePrivateData {
 		out.VendorCode = ce.VendorCode
 	}

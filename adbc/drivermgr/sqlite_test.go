@@ -13,7 +13,7 @@ import (
 	"github.com/purearrow/cdevice/adbc/drivermgr"
 )
 
-func sqliteDB(t *testing.T, opts map[string]string) adbc.Database {
+func sqliteDB(t testing.TB, opts map[string]string) adbc.Database {
 	t.Helper()
 	o := map[string]string{"driver": sharedADBC(t, "libadbc_driver_sqlite.so"), "uri": "file::memory:"}
 	for k, v := range opts {

@@ -29,69 +29,73 @@ var (
 	_ adbc.StatementExecuteSchema = (*Statement)(nil)
 )
 
-// newStatement makes a statement of c; c.mu is held.
-func newStatement(c *Connection) (*Statement, error) {
+// newStatement makes a statement of c, which is held.
+func newStatement(c *Connection, m *cmem) (*Statement, error) {
 	p, err := ffi.Calloc(unsafe.Sizeof(cabi.Handle{}))
 	if err != nil {
 		return nil, err
 	}
 	s := &Statement{c: c, h: uintptr(p)}
-	if err := c.drv.call("AdbcStatementNew", c.drv.fns.StatementNew, c.h, s.h); err != nil {
+	if err := c.drv.callIn(m, "AdbcStatementNew", c.drv.fns.StatementNew, c.h, s.h); err != nil {
 		ffi.Free(p)
 		return nil, err
 	}
-	s.opts = options{d: c.drv, o: c.drv.stmtOptions(), h: s.h, mu: &c.mu}
+	s.opts = options{d: c.drv, o: c.drv.stmtOptions(), h: s.h, with: s.with}
 	return s, nil
 }
 
-// lock takes the connection for one call of the statement.
-func (s *Statement) lock() error {
-	if err := s.c.lock(); err != nil {
-		return err
-	}
-	if s.closed {
-		s.c.mu.Unlock()
-		return adbc.Error{Code: adbc.StatusInvalidState, Msg: "statement closed"}
-	}
-	return nil
-}
-
-func (s *Statement) do(what string, fn uintptr, args ...uintptr) error {
-	if err := s.lock(); err != nil {
-		return err
-	}
-	defer s.c.mu.Unlock()
-	return s.c.drv.call(what, fn, append([]uintptr{s.h}, args...)...)
+// with runs f holding the statement's connection, with its scratch memory.
+func (s *Statement) with(f func(m *cmem) error) error {
+	return s.c.with(func(m *cmem) error {
+		if s.closed {
+			return adbc.Error{Code: adbc.StatusInvalidState, Msg: "statement closed"}
+		}
+		return f(m)
+	})
 }
 
 func (s *Statement) d() *cabi.Driver { return s.c.drv.fns }
 
-// Close releases the statement. A second Close does nothing.
+// call makes one call of the statement; args adds its arguments.
+func (s *Statement) call(what string, fn uintptr, args func(m *cmem) []uintptr) error {
+	return s.with(func(m *cmem) error {
+		return s.c.drv.callIn(m, what, fn, append([]uintptr{s.h}, args(m)...)...)
+	})
+}
+
+// Close releases the statement. A second Close does nothing. Statements
+// are to be closed before their connection: after it, Close only frees
+// what is ours and says so.
 func (s *Statement) Close() error {
-	if err := s.lock(); err != nil {
-		return nil // closed already, or its connection is
+	c := s.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if s.closed {
+		return nil
 	}
-	defer s.c.mu.Unlock()
 	s.closed = true
-	err := s.c.drv.call("AdbcStatementRelease", s.d().StatementRelease, s.h)
-	ffi.Free(abi.Pointer(s.h))
-	return err
+	defer ffi.Free(abi.Pointer(s.h))
+	if c.closed {
+		return adbc.Error{Code: adbc.StatusInvalidState, Msg: "statement closed after its connection"}
+	}
+	defer c.scratch.free()
+	return c.drv.callIn(c.scratch, "AdbcStatementRelease", s.d().StatementRelease, s.h)
 }
 
 func (s *Statement) SetSqlQuery(query string) error {
-	var m cmem
-	defer m.free()
-	return s.do("AdbcStatementSetSqlQuery", s.d().StatementSetSqlQuery, m.str(query))
+	return s.call("AdbcStatementSetSqlQuery", s.d().StatementSetSqlQuery, func(m *cmem) []uintptr {
+		return []uintptr{m.str(query)}
+	})
 }
 
 func (s *Statement) SetSubstraitPlan(plan []byte) error {
-	var m cmem
-	defer m.free()
-	return s.do("AdbcStatementSetSubstraitPlan", s.d().StatementSetSubstraitPlan, m.bytes(plan), uintptr(len(plan)))
+	return s.call("AdbcStatementSetSubstraitPlan", s.d().StatementSetSubstraitPlan, func(m *cmem) []uintptr {
+		return []uintptr{m.bytes(plan), uintptr(len(plan))}
+	})
 }
 
 func (s *Statement) Prepare(context.Context) error {
-	return s.do("AdbcStatementPrepare", s.d().StatementPrepare)
+	return s.call("AdbcStatementPrepare", s.d().StatementPrepare, none)
 }
 
 // ExecuteQuery runs the statement and returns its result as a reader that
@@ -101,86 +105,102 @@ func (s *Statement) Prepare(context.Context) error {
 // driver's StatementCancel). The row count is -1 where the driver does not
 // know it.
 func (s *Statement) ExecuteQuery(ctx context.Context) (array.RecordReader, int64, error) {
-	var m cmem
-	defer m.free()
-	rows := m.alloc(8)
-	*(*int64)(abi.Pointer(rows)) = -1
-	out := cdevice.New[abi.ArrayStream]()
-	defer cdevice.Free(out)
 	stop := s.watch(ctx)
-	if err := s.do("AdbcStatementExecuteQuery", s.d().StatementExecuteQuery, uintptr(unsafe.Pointer(out)), rows); err != nil {
-		stop()
-		return nil, -1, err
-	}
-	r, err := newReader(ctx, s.c, out, stop)
+	var rd *reader
+	n := int64(-1)
+	err := s.with(func(m *cmem) error {
+		out, rows := m.alloc(unsafe.Sizeof(abi.ArrayStream{})), m.alloc(8)
+		*(*int64)(abi.Pointer(rows)) = -1
+		if err := s.c.drv.callIn(m, "AdbcStatementExecuteQuery", s.d().StatementExecuteQuery, s.h, out, rows); err != nil {
+			return err
+		}
+		n = *(*int64)(abi.Pointer(rows))
+		var err error
+		rd, err = newReader(ctx, s.c, (*abi.ArrayStream)(abi.Pointer(out)), stop)
+		return err
+	})
 	if err != nil {
+		if rd == nil {
+			stop()
+		}
 		return nil, -1, err
 	}
-	return r, *(*int64)(abi.Pointer(rows)), nil
+	return rd, n, nil
 }
 
 // ExecuteUpdate runs the statement for its effect and returns the rows it
 // affected (-1 where the driver does not know).
 func (s *Statement) ExecuteUpdate(ctx context.Context) (int64, error) {
-	var m cmem
-	defer m.free()
-	rows := m.alloc(8)
-	*(*int64)(abi.Pointer(rows)) = -1
 	stop := s.watch(ctx)
 	defer stop()
-	if err := s.do("AdbcStatementExecuteQuery", s.d().StatementExecuteQuery, 0, rows); err != nil {
+	n := int64(-1)
+	err := s.with(func(m *cmem) error {
+		rows := m.alloc(8)
+		*(*int64)(abi.Pointer(rows)) = -1
+		if err := s.c.drv.callIn(m, "AdbcStatementExecuteQuery", s.d().StatementExecuteQuery, s.h, 0, rows); err != nil {
+			return err
+		}
+		n = *(*int64)(abi.Pointer(rows))
+		return nil
+	})
+	if err != nil {
 		return -1, err
 	}
-	return *(*int64)(abi.Pointer(rows)), nil
+	return n, nil
+}
+
+// schemaCall makes a call that fills an ArrowSchema and imports it.
+func (s *Statement) schemaCall(what string, fn uintptr) (sc *arrow.Schema, err error) {
+	err = s.with(func(m *cmem) error {
+		out := m.alloc(unsafe.Sizeof(abi.Schema{}))
+		if err := s.c.drv.callIn(m, what, fn, s.h, out); err != nil {
+			return err
+		}
+		sc, err = importSchema((*abi.Schema)(abi.Pointer(out)))
+		return err
+	})
+	return sc, err
 }
 
 // ExecuteSchema returns the schema the statement's result would have.
 func (s *Statement) ExecuteSchema(context.Context) (*arrow.Schema, error) {
-	sc := cdevice.New[abi.Schema]()
-	defer cdevice.Free(sc)
-	if err := s.do("AdbcStatementExecuteSchema", s.d().StatementExecuteSchema, uintptr(unsafe.Pointer(sc))); err != nil {
-		return nil, err
-	}
-	return importSchema(sc)
+	return s.schemaCall("AdbcStatementExecuteSchema", s.d().StatementExecuteSchema)
 }
 
 func (s *Statement) GetParameterSchema() (*arrow.Schema, error) {
-	sc := cdevice.New[abi.Schema]()
-	defer cdevice.Free(sc)
-	if err := s.do("AdbcStatementGetParameterSchema", s.d().StatementGetParameterSchema, uintptr(unsafe.Pointer(sc))); err != nil {
-		return nil, err
-	}
-	return importSchema(sc)
+	return s.schemaCall("AdbcStatementGetParameterSchema", s.d().StatementGetParameterSchema)
 }
 
-// Bind binds one batch of parameters; the driver takes it over (a copy of
-// its Go memory is not made: the export keeps it alive until the driver
-// releases it).
+// Bind binds one batch of parameters, exported without a copy; the driver
+// takes the export over and releases it when it is done.
 func (s *Statement) Bind(_ context.Context, values arrow.RecordBatch) error {
-	arr, sc := cdevice.New[abi.Array](), cdevice.New[abi.Schema]()
-	defer cdevice.Free(arr)
-	defer cdevice.Free(sc)
-	if err := cdevice.ExportRecordBatch(values, arr, sc); err != nil {
-		return adbc.Error{Code: adbc.StatusInvalidArgument, Msg: "Bind: " + err.Error()}
-	}
-	err := s.do("AdbcStatementBind", s.d().StatementBind, uintptr(unsafe.Pointer(arr)), uintptr(unsafe.Pointer(sc)))
-	releaseLeft(arr, sc) // what the driver did not take
-	return err
+	return s.with(func(m *cmem) error {
+		arr := (*abi.Array)(abi.Pointer(m.alloc(unsafe.Sizeof(abi.Array{}))))
+		sc := (*abi.Schema)(abi.Pointer(m.alloc(unsafe.Sizeof(abi.Schema{}))))
+		if err := cdevice.ExportRecordBatch(values, arr, sc); err != nil {
+			return adbc.Error{Code: adbc.StatusInvalidArgument, Msg: "Bind: " + err.Error()}
+		}
+		err := s.c.drv.callIn(m, "AdbcStatementBind", s.d().StatementBind, s.h,
+			uintptr(unsafe.Pointer(arr)), uintptr(unsafe.Pointer(sc)))
+		releaseLeft(arr, sc) // what the driver did not take
+		return err
+	})
 }
 
 // BindStream binds a stream of parameter batches; the driver reads it
 // through the C stream interface and releases it.
 func (s *Statement) BindStream(_ context.Context, rdr array.RecordReader) error {
-	st := cdevice.New[abi.ArrayStream]()
-	defer cdevice.Free(st)
-	if err := stream.ExportReader(rdr, st); err != nil {
-		return adbc.Error{Code: adbc.StatusInvalidArgument, Msg: "BindStream: " + err.Error()}
-	}
-	err := s.do("AdbcStatementBindStream", s.d().StatementBindStream, uintptr(unsafe.Pointer(st)))
-	if st.Release != 0 {
-		ffi.Call1(st.Release, uintptr(unsafe.Pointer(st)))
-	}
-	return err
+	return s.with(func(m *cmem) error {
+		st := (*abi.ArrayStream)(abi.Pointer(m.alloc(unsafe.Sizeof(abi.ArrayStream{}))))
+		if err := stream.ExportReader(rdr, st); err != nil {
+			return adbc.Error{Code: adbc.StatusInvalidArgument, Msg: "BindStream: " + err.Error()}
+		}
+		err := s.c.drv.callIn(m, "AdbcStatementBindStream", s.d().StatementBindStream, s.h, uintptr(unsafe.Pointer(st)))
+		if st.Release != 0 { // the driver did not take it
+			ffi.Call1(st.Release, uintptr(unsafe.Pointer(st)))
+		}
+		return err
+	})
 }
 
 // releaseLeft releases the structs a driver's call left in place (it moves
@@ -196,32 +216,31 @@ func releaseLeft(arr *abi.Array, sc *abi.Schema) {
 
 // ExecutePartitions runs the statement as partitions, each read with
 // Connection.ReadPartition.
-func (s *Statement) ExecutePartitions(context.Context) (*arrow.Schema, adbc.Partitions, int64, error) {
-	var m cmem
-	defer m.free()
-	rows := m.alloc(8)
-	*(*int64)(abi.Pointer(rows)) = -1
-	parts := m.alloc(unsafe.Sizeof(cabi.Partitions{}))
-	sc := cdevice.New[abi.Schema]()
-	defer cdevice.Free(sc)
-	if err := s.do("AdbcStatementExecutePartitions", s.d().StatementExecutePartitions,
-		uintptr(unsafe.Pointer(sc)), parts, rows); err != nil {
+func (s *Statement) ExecutePartitions(context.Context) (schema *arrow.Schema, out adbc.Partitions, n int64, err error) {
+	err = s.with(func(m *cmem) error {
+		sc := (*abi.Schema)(abi.Pointer(m.alloc(unsafe.Sizeof(abi.Schema{}))))
+		parts, rows := m.alloc(unsafe.Sizeof(cabi.Partitions{})), m.alloc(8)
+		*(*int64)(abi.Pointer(rows)) = -1
+		if err := s.c.drv.callIn(m, "AdbcStatementExecutePartitions", s.d().StatementExecutePartitions,
+			s.h, uintptr(unsafe.Pointer(sc)), parts, rows); err != nil {
+			return err
+		}
+		n = *(*int64)(abi.Pointer(rows))
+		p := (*cabi.Partitions)(abi.Pointer(parts))
+		var perr, serr error
+		out, perr = copyPartitions(p)
+		if p.Release != 0 {
+			ffi.Call1(p.Release, parts)
+		}
+		if sc.Release != 0 { // imported (and released) whatever else failed
+			schema, serr = importSchema(sc)
+		}
+		return errors.Join(perr, serr)
+	})
+	if err != nil {
 		return nil, adbc.Partitions{}, -1, err
 	}
-	p := (*cabi.Partitions)(abi.Pointer(parts))
-	out, perr := copyPartitions(p)
-	if p.Release != 0 {
-		ffi.Call1(p.Release, parts)
-	}
-	var schema *arrow.Schema
-	var serr error
-	if sc.Release != 0 { // imported (and released) whatever else failed
-		schema, serr = importSchema(sc)
-	}
-	if err := errors.Join(perr, serr); err != nil {
-		return nil, adbc.Partitions{}, -1, err
-	}
-	return schema, out, *(*int64)(abi.Pointer(rows)), nil
+	return schema, out, n, nil
 }
 
 // Bounds on what a driver's partitions may claim.
@@ -281,66 +300,26 @@ func (s *Statement) watch(ctx context.Context) (stop func()) {
 	}
 }
 
-func (s *Statement) SetOption(key, value string) error {
-	if err := s.check(); err != nil {
-		return err
-	}
-	return s.opts.SetOption(key, value)
-}
+func (s *Statement) SetOption(key, value string) error { return s.opts.SetOption(key, value) }
 
 func (s *Statement) SetOptionBytes(key string, value []byte) error {
-	if err := s.check(); err != nil {
-		return err
-	}
 	return s.opts.SetOptionBytes(key, value)
 }
 
 func (s *Statement) SetOptionInt(key string, value int64) error {
-	if err := s.check(); err != nil {
-		return err
-	}
 	return s.opts.SetOptionInt(key, value)
 }
 
 func (s *Statement) SetOptionDouble(key string, value float64) error {
-	if err := s.check(); err != nil {
-		return err
-	}
 	return s.opts.SetOptionDouble(key, value)
 }
 
-func (s *Statement) GetOption(key string) (string, error) {
-	if err := s.check(); err != nil {
-		return "", err
-	}
-	return s.opts.GetOption(key)
-}
+func (s *Statement) GetOption(key string) (string, error) { return s.opts.GetOption(key) }
 
-func (s *Statement) GetOptionBytes(key string) ([]byte, error) {
-	if err := s.check(); err != nil {
-		return nil, err
-	}
-	return s.opts.GetOptionBytes(key)
-}
+func (s *Statement) GetOptionBytes(key string) ([]byte, error) { return s.opts.GetOptionBytes(key) }
 
-func (s *Statement) GetOptionInt(key string) (int64, error) {
-	if err := s.check(); err != nil {
-		return 0, err
-	}
-	return s.opts.GetOptionInt(key)
-}
+func (s *Statement) GetOptionInt(key string) (int64, error) { return s.opts.GetOptionInt(key) }
 
 func (s *Statement) GetOptionDouble(key string) (float64, error) {
-	if err := s.check(); err != nil {
-		return 0, err
-	}
 	return s.opts.GetOptionDouble(key)
-}
-
-func (s *Statement) check() error {
-	if err := s.lock(); err != nil {
-		return err
-	}
-	s.c.mu.Unlock()
-	return nil
 }
