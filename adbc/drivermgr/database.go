@@ -54,6 +54,10 @@ func (Driver) NewDatabaseWithContext(_ context.Context, opts map[string]string) 
 		if scheme, _, ok := strings.Cut(opts[OptionURI], "://"); ok && scheme != "" {
 			r.driver = scheme
 		}
+		if r.driver == "profile" {
+			return nil, loadErr(adbc.StatusNotImplemented, nil,
+				"%s %q: connection profiles are not supported yet: name the driver and its options instead", OptionURI, opts[OptionURI])
+		}
 	}
 	drv, err := load(r)
 	if err != nil {

@@ -80,80 +80,98 @@ func loadErr(st adbc.Status, cause error, format string, args ...any) error {
 	return &loadError{err: adbc.Error{Code: st, Msg: fmt.Sprintf(format, args...)}, cause: cause}
 }
 
-// load resolves r.driver to a library and entry point and initializes the
-// driver.
+// load resolves r.driver to a library and entry point, as the ADBC driver
+// manager does, and initializes the driver: a name with a directory part
+// or an extension is a file (relative ones only where the load flags allow
+// them): a manifest (.toml), a library (any other extension), or, without
+// an extension, that path's manifest, else that path's library; a bare name
+// is a manifest searched for in the search directories (one that names no
+// library for this platform, or a library that is not there, is passed
+// over for the next), then a library the system's loader finds. A
+// manifest's entry point wins over the entrypoint option.
 func load(r loadRequest) (*driver, error) {
-	if r.driver == "" {
+	name := r.driver
+	if name == "" {
 		return nil, loadErr(adbc.StatusInvalidArgument, nil, "no driver: set the %q option (or a %q whose scheme names one)", OptionDriver, OptionURI)
 	}
-	lib, entry, err := resolve(r)
+	ext := filepath.Ext(name)
+	if isPath(name) || ext == ".toml" {
+		if !filepath.IsAbs(name) && r.flags&LoadFlagsAllowRelativePaths == 0 {
+			return nil, loadErr(adbc.StatusInvalidArgument, nil,
+				"driver %q is a relative path, and the load flags do not allow relative paths", name)
+		}
+		switch ext {
+		case ".toml":
+			return openManifest(name, r.entrypoint)
+		case "":
+			if _, err := os.Stat(name + ".toml"); err == nil {
+				return openManifest(name+".toml", r.entrypoint)
+			}
+			return open(name+libraryExt, r.entrypoint)
+		}
+		return open(name, r.entrypoint)
+	}
+	if ext != "" { // a library's file name, for the system's loader
+		return open(name, r.entrypoint)
+	}
+	var searched, passed []string
+	for _, dir := range searchDirs(r) {
+		searched = append(searched, dir)
+		m := filepath.Join(dir, name+".toml")
+		if _, err := os.Stat(m); err != nil {
+			continue
+		}
+		d, err := openManifest(m, r.entrypoint)
+		if err == nil || !errors.Is(err, adbc.ErrNotFound) {
+			return d, err
+		}
+		passed = append(passed, err.Error())
+	}
+	d, err := open(systemLibrary(name), r.entrypoint)
+	if err != nil && errors.Is(err, adbc.ErrNotFound) {
+		where := "no search directory"
+		if len(searched) > 0 {
+			where = strings.Join(searched, ", ")
+		}
+		msg := fmt.Sprintf("driver %q: no manifest %s.toml in %s", name, name, where)
+		if len(passed) > 0 {
+			msg += " that serves (" + strings.Join(passed, "; ") + ")"
+		}
+		return nil, loadErr(adbc.StatusNotFound, err, "%s, and the system's loader finds no library: %v", msg, err)
+	}
+	return d, err
+}
+
+// openManifest loads the driver the manifest at path names: its library
+// for this platform, its entry point (else entrypoint).
+func openManifest(path, entrypoint string) (*driver, error) {
+	m, err := readManifest(path)
 	if err != nil {
 		return nil, err
 	}
-	if r.entrypoint != "" {
-		entry = r.entrypoint
+	lib, err := m.library(path)
+	if err != nil {
+		return nil, err
 	}
-	return open(lib, entry)
+	if m.Driver.Entrypoint != "" {
+		entrypoint = m.Driver.Entrypoint
+	}
+	d, err := open(lib, entrypoint)
+	if err != nil {
+		return nil, &loadError{err: withMsg(asAdbc(err), "manifest "+path+": "), cause: err}
+	}
+	return d, nil
 }
 
-// resolve finds the library r.driver names, and the entry point a
-// manifest names, as the ADBC driver manager does: a manifest (.toml) by
-// its path; a library by its path; a path without an extension as that
-// path's manifest, then that path's library; a bare name as a manifest in
-// the search directories, then as a library the system's loader finds.
-func resolve(r loadRequest) (lib, entry string, err error) {
-	name := r.driver
-	ext := filepath.Ext(name)
-	if isPath(name) {
-		if !filepath.IsAbs(name) && r.flags&LoadFlagsAllowRelativePaths == 0 {
-			return "", "", loadErr(adbc.StatusInvalidArgument, nil,
-				"driver %q is a relative path, and the load flags do not allow relative paths", name)
-		}
-		switch {
-		case ext == ".toml":
-			return fromManifest(name)
-		case ext == "":
-			if _, err := os.Stat(name + ".toml"); err == nil {
-				return fromManifest(name + ".toml")
-			}
-			return name + libraryExt, "", nil
-		}
-		return name, "", nil
-	}
-	if ext == ".toml" {
-		return "", "", loadErr(adbc.StatusInvalidArgument, nil, "driver %q: a manifest is named by its path, or by its name without .toml", name)
-	}
-	if ext != "" { // a library file name, for the system's loader
-		return name, "", nil
-	}
-	var tried []string
-	for _, dir := range searchDirs(r) {
-		m := filepath.Join(dir, name+".toml")
-		if _, err := os.Stat(m); err == nil {
-			return fromManifest(m)
-		}
-		tried = append(tried, dir)
-	}
-	if name == "profile" {
-		return "", "", loadErr(adbc.StatusInvalidArgument, nil, "driver %q: the name is reserved for connection profiles", name)
-	}
-	return systemLibrary(name, tried), "", nil
+// withMsg is e with prefix before its message.
+func withMsg(e adbc.Error, prefix string) adbc.Error {
+	e.Msg = prefix + e.Msg
+	return e
 }
 
 // isPath: name has a directory part (it is a path, not a name to search).
 func isPath(name string) bool {
 	return filepath.IsAbs(name) || strings.ContainsRune(name, '/') || strings.ContainsRune(name, filepath.Separator)
-}
-
-// fromManifest reads a manifest and returns its library for this platform
-// and its entry point.
-func fromManifest(path string) (lib, entry string, err error) {
-	m, err := readManifest(path)
-	if err != nil {
-		return "", "", err
-	}
-	lib, err = m.library(path)
-	return lib, m.Driver.Entrypoint, err
 }
 
 // open loads the library and initializes the driver through its entry

@@ -3,6 +3,7 @@ package drivermgr
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -32,9 +33,10 @@ type manifest struct {
 // maxManifest bounds what is read of a manifest.
 const maxManifest = 1 << 20
 
-// readManifest reads and checks the manifest at path.
+// readManifest reads and checks the manifest at path (at most maxManifest
+// bytes of it: a path may name a pipe or a device).
 func readManifest(path string) (*manifest, error) {
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		st := adbc.StatusInvalidArgument
 		if errors.Is(err, os.ErrNotExist) {
@@ -42,14 +44,20 @@ func readManifest(path string) (*manifest, error) {
 		}
 		return nil, loadErr(st, err, "manifest %s: %v", path, err)
 	}
-	if len(data) > maxManifest {
-		return nil, loadErr(adbc.StatusInvalidArgument, nil, "manifest %s: %d bytes, more than a manifest has", path, len(data))
-	}
-	var m manifest
-	if _, err := toml.Decode(string(data), &m); err != nil {
+	data, err := io.ReadAll(io.LimitReader(f, maxManifest+1))
+	f.Close()
+	if err != nil {
 		return nil, loadErr(adbc.StatusInvalidArgument, err, "manifest %s: %v", path, err)
 	}
-	if m.ManifestVersion > 1 {
+	if len(data) > maxManifest {
+		return nil, loadErr(adbc.StatusInvalidArgument, nil, "manifest %s: more than %d bytes, more than a manifest has", path, maxManifest)
+	}
+	var m manifest
+	md, err := toml.Decode(string(data), &m)
+	if err != nil {
+		return nil, loadErr(adbc.StatusInvalidArgument, err, "manifest %s: %v", path, err)
+	}
+	if md.IsDefined("manifest_version") && m.ManifestVersion != 1 {
 		return nil, loadErr(adbc.StatusInvalidArgument, nil, "manifest %s: manifest_version %d; this driver manager reads version 1", path, m.ManifestVersion)
 	}
 	return &m, nil

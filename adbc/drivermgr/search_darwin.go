@@ -17,7 +17,7 @@ func userDir() string {
 
 func systemDir() string { return "/Library/Application Support/ADBC/Drivers" }
 
-func systemLibrary(name string, _ []string) string {
+func systemLibrary(name string) string {
 	if len(name) < 3 || name[:3] != "lib" {
 		name = "lib" + name
 	}

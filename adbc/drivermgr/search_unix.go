@@ -24,9 +24,8 @@ func systemDir() string { return "/etc/adbc/drivers" }
 
 // systemLibrary is the name the system's loader is given for a driver
 // named without path or extension: lib<name>.so, unless name has that
-// prefix already. (The searched directories are in the error, when it
-// does not load.)
-func systemLibrary(name string, _ []string) string {
+// prefix already.
+func systemLibrary(name string) string {
 	if len(name) < 3 || name[:3] != "lib" {
 		name = "lib" + name
 	}

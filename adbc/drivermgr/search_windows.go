@@ -18,4 +18,6 @@ func userDir() string {
 
 func systemDir() string { return "" }
 
-func systemLibrary(name string, _ []string) string { return name + libraryExt }
+// systemLibrary is the name the system's loader is given for a driver
+// named without path or extension: <name>.dll.
+func systemLibrary(name string) string { return name + libraryExt }
