@@ -2,6 +2,7 @@ package drivermgr
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"unsafe"
 
@@ -20,10 +21,19 @@ import (
 type Connection struct {
 	mu      sync.Mutex
 	drv     *driver
+	db      *Database
 	h       uintptr // struct AdbcConnection, C memory
 	scratch *cmem   // C memory for one call at a time
 	opts    options
-	closed  bool
+	// life guards the handles against Cancel, which runs without mu (the
+	// call it cancels holds mu): releases take it for writing. closed is
+	// written under mu and life both.
+	life   sync.RWMutex
+	closed bool
+	// What is still open, released by Close first (a driver's statements
+	// and streams must go before their connection).
+	stmts   map[*Statement]struct{}
+	readers map[*reader]struct{}
 }
 
 var (
@@ -39,7 +49,8 @@ func newConnection(db *Database) (*Connection, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Connection{drv: d, scratch: scratch}
+	c := &Connection{drv: d, db: db, scratch: scratch,
+		stmts: map[*Statement]struct{}{}, readers: map[*reader]struct{}{}}
 	p, err := ffi.Calloc(unsafe.Sizeof(cabi.Handle{}))
 	if err != nil {
 		scratch.destroy()
@@ -186,6 +197,11 @@ func (c *Connection) GetStatisticNames(ctx context.Context) (array.RecordReader,
 // Cancel asks the driver to stop what the connection is doing; it does not
 // wait for the connection's lock, as the call it cancels holds it.
 func (c *Connection) Cancel() error {
+	c.life.RLock()
+	defer c.life.RUnlock()
+	if c.closed {
+		return adbc.Error{Code: adbc.StatusInvalidState, Msg: "connection closed"}
+	}
 	return c.drv.call("AdbcConnectionCancel", c.drv.fns.ConnectionCancel, c.h)
 }
 
@@ -193,6 +209,9 @@ func (c *Connection) NewStatement() (adbc.Statement, error) {
 	var s *Statement
 	err := c.with(func(m *cmem) (err error) {
 		s, err = newStatement(c, m)
+		if err == nil {
+			c.stmts[s] = struct{}{}
+		}
 		return err
 	})
 	if err != nil {
@@ -201,21 +220,31 @@ func (c *Connection) NewStatement() (adbc.Statement, error) {
 	return s, nil
 }
 
-// Close releases the connection. A second Close does nothing.
+// Close releases the connection, and first what of it is still open: its
+// result readers' streams and its statements (a driver's must go before
+// their connection). A second Close does nothing.
 func (c *Connection) Close() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
 		return nil
 	}
+	c.life.Lock()
+	defer c.life.Unlock()
 	c.closed = true
-	err := c.drv.callIn(c.scratch, "AdbcConnectionRelease", c.drv.fns.ConnectionRelease, c.h)
+	var errs []error
+	for rd := range c.readers {
+		rd.releaseStream()
+	}
+	for s := range c.stmts {
+		errs = append(errs, s.release())
+	}
+	errs = append(errs, c.drv.callIn(c.scratch, "AdbcConnectionRelease", c.drv.fns.ConnectionRelease, c.h))
 	c.scratch.destroy()
 	ffi.Free(abi.Pointer(c.h))
-	if rerr := c.drv.unref(); err == nil {
-		err = rerr
-	}
-	return err
+	c.db.forget(c)
+	errs = append(errs, c.drv.unref())
+	return errors.Join(errs...)
 }
 
 func (c *Connection) SetOption(key, value string) error { return c.opts.SetOption(key, value) }

@@ -2,6 +2,7 @@ package drivermgr
 
 import (
 	"context"
+	"errors"
 	"github.com/purearrow/cdevice/abi"
 	"slices"
 	"strings"
@@ -63,7 +64,7 @@ func (Driver) NewDatabaseWithContext(_ context.Context, opts map[string]string) 
 	if err != nil {
 		return nil, err
 	}
-	db := &Database{drv: drv}
+	db := &Database{drv: drv, conns: map[*Connection]struct{}{}}
 	p, err := ffi.Calloc(unsafe.Sizeof(cabi.Handle{}))
 	if err != nil {
 		drv.release()
@@ -107,6 +108,7 @@ type Database struct {
 	h      uintptr // struct AdbcDatabase, C memory; 0 once closed
 	opts   options
 	closed bool
+	conns  map[*Connection]struct{} // open, closed by Close first
 }
 
 var (
@@ -175,22 +177,44 @@ func (db *Database) Open(context.Context) (adbc.Connection, error) {
 	if err := db.live(); err != nil {
 		return nil, err
 	}
-	return newConnection(db)
+	c, err := newConnection(db)
+	if err != nil {
+		return nil, err
+	}
+	db.conns[c] = struct{}{}
+	return c, nil
 }
 
-// Close releases the database and the driver. A second Close does nothing;
-// the database's connections should be closed first, as ADBC requires.
+// forget drops a closed connection from the database's open ones.
+func (db *Database) forget(c *Connection) {
+	db.mu.Lock()
+	delete(db.conns, c)
+	db.mu.Unlock()
+}
+
+// Close releases the database and the driver, after closing what of it is
+// still open (connections, their statements and results). A second Close
+// does nothing.
 func (db *Database) Close() error {
 	db.mu.Lock()
-	defer db.mu.Unlock()
 	if db.closed {
+		db.mu.Unlock()
 		return nil
 	}
 	db.closed = true
-	err := db.drv.call("AdbcDatabaseRelease", db.drv.fns.DatabaseRelease, db.h)
-	ffi.Free(abi.Pointer(db.h))
-	if rerr := db.drv.unref(); err == nil {
-		err = rerr
+	open := make([]*Connection, 0, len(db.conns))
+	for c := range db.conns {
+		open = append(open, c)
 	}
-	return err
+	db.mu.Unlock()
+	var errs []error
+	for _, c := range open {
+		errs = append(errs, c.Close())
+	}
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	errs = append(errs, db.drv.call("AdbcDatabaseRelease", db.drv.fns.DatabaseRelease, db.h))
+	ffi.Free(abi.Pointer(db.h))
+	errs = append(errs, db.drv.unref())
+	return errors.Join(errs...)
 }

@@ -11,5 +11,9 @@
 //
 // Unlike the C driver manager, every object here is safe for concurrent
 // use: the calls of one connection (its statements' and result readers'
-// included) are serialized, as ADBC drivers expect.
+// included) are serialized, as ADBC drivers expect, while Cancel reaches
+// the driver during a call. Closing an object first closes what of it is
+// still open (a database its connections, a connection its result streams
+// and statements), so the driver never sees a release out of order; the Go
+// values closed so then answer adbc.ErrInvalidState.
 package drivermgr

@@ -28,8 +28,9 @@ type reader struct {
 	// snap is the stream struct as the driver made it (the import moved
 	// the original): ErrorFromArrayStream reads its private_data. It is
 	// never released: it only names the stream.
-	snap abi.ArrayStream
-	err  error
+	snap     abi.ArrayStream
+	err      error
+	released bool // the stream is released (under c.mu)
 }
 
 // newReader imports the stream the driver wrote into s; the connection is
@@ -38,11 +39,13 @@ func newReader(_ context.Context, c *Connection, s *abi.ArrayStream, stop func()
 	rd := &reader{c: c, stop: stop, snap: *s}
 	r, err := stream.ImportReader(s)
 	if err != nil {
+		// The import released the stream: the driver can say no more of it.
 		rd.free()
-		return nil, rd.adbcErr(err)
+		return nil, err
 	}
 	rd.r = r
 	rd.refs.Store(1)
+	c.readers[rd] = struct{}{}
 	return rd, nil
 }
 
@@ -55,9 +58,19 @@ func (rd *reader) Release() {
 		return
 	}
 	rd.c.mu.Lock()
-	rd.r.Release()
+	rd.releaseStream()
+	delete(rd.c.readers, rd)
 	rd.c.mu.Unlock()
 	rd.free()
+}
+
+// releaseStream releases the driver's stream, once (the reader's last
+// Release, or its connection's Close before it); c.mu is held.
+func (rd *reader) releaseStream() {
+	if !rd.released {
+		rd.released = true
+		rd.r.Release()
+	}
 }
 
 func (rd *reader) free() {
@@ -75,6 +88,11 @@ func (rd *reader) Next() bool {
 	}
 	if err := rd.c.lock(); err != nil {
 		rd.err = err
+		return false
+	}
+	if rd.released {
+		rd.c.mu.Unlock()
+		rd.err = adbc.Error{Code: adbc.StatusInvalidState, Msg: "the result's connection is closed"}
 		return false
 	}
 	ok := rd.r.Next()
@@ -110,14 +128,15 @@ func (rd *reader) adbcErr(err error) error {
 	if e == 0 {
 		return err
 	}
+	code := adbc.Status(*(*uint8)(abi.Pointer(st)))
+	if code == adbc.StatusOK { // the driver says the stream has no error
+		return err
+	}
 	ce := (*cabi.Error)(abi.Pointer(e))
-	out := adbc.Error{Code: adbc.Status(*(*uint8)(abi.Pointer(st))), Msg: ffi.GoString(ce.Message), SqlState: ce.SQLState}
+	out := adbc.Error{Code: code, Msg: ffi.GoString(ce.Message), SqlState: ce.SQLState}
 	if ce.VendorCode != cabi.ErrorVendorCodePrivateData {
 		out.VendorCode = ce.VendorCode
 	}
 	out.Details = d.details(ce) // the stream owns ce: not released here
-	if out.Code == adbc.StatusOK {
-		out.Code = adbc.StatusIO
-	}
 	return errors.Join(out, err)
 }

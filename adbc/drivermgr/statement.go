@@ -20,7 +20,7 @@ type Statement struct {
 	c      *Connection
 	h      uintptr // struct AdbcStatement, C memory
 	opts   options
-	closed bool // under c.mu
+	closed bool // written under c.mu and c.life
 }
 
 var (
@@ -63,9 +63,8 @@ func (s *Statement) call(what string, fn uintptr, args func(m *cmem) []uintptr) 
 	})
 }
 
-// Close releases the statement. A second Close does nothing. Statements
-// are to be closed before their connection: after it, Close only frees
-// what is ours and says so.
+// Close releases the statement. A second Close does nothing, and so does a
+// Close after its connection's (which released it).
 func (s *Statement) Close() error {
 	c := s.c
 	c.mu.Lock()
@@ -73,13 +72,18 @@ func (s *Statement) Close() error {
 	if s.closed {
 		return nil
 	}
+	c.life.Lock()
+	defer c.life.Unlock()
+	delete(c.stmts, s)
+	return s.release()
+}
+
+// release releases the statement; c.mu and c.life are held for writing.
+func (s *Statement) release() error {
 	s.closed = true
 	defer ffi.Free(abi.Pointer(s.h))
-	if c.closed {
-		return adbc.Error{Code: adbc.StatusInvalidState, Msg: "statement closed after its connection"}
-	}
-	defer c.scratch.free()
-	return c.drv.callIn(c.scratch, "AdbcStatementRelease", s.d().StatementRelease, s.h)
+	defer s.c.scratch.free()
+	return s.c.drv.callIn(s.c.scratch, "AdbcStatementRelease", s.d().StatementRelease, s.h)
 }
 
 func (s *Statement) SetSqlQuery(query string) error {
@@ -272,6 +276,11 @@ func copyPartitions(p *cabi.Partitions) (adbc.Partitions, error) {
 // Cancel asks the driver to stop the statement's work; it does not wait
 // for the connection's lock, as the call it cancels holds it.
 func (s *Statement) Cancel() error {
+	s.c.life.RLock()
+	defer s.c.life.RUnlock()
+	if s.closed || s.c.closed {
+		return adbc.Error{Code: adbc.StatusInvalidState, Msg: "statement closed"}
+	}
 	return s.c.drv.call("AdbcStatementCancel", s.d().StatementCancel, s.h)
 }
 
