@@ -83,12 +83,16 @@ func slicesEqual(a, b []string) bool {
 	return true
 }
 
-// buildProgram builds a README program inside the module (so it resolves
-// this module's packages) without leaving it there.
+// buildProgram builds a README program inside the module whose packages
+// it imports (this one, or the adbc module's) without leaving it there.
 func buildProgram(t *testing.T, i int, code string) {
 	_, err := exec.LookPath("go")
 	testsupport.Need(t, "the go command", err)
-	dir, err := os.MkdirTemp(".", ".readme-")
+	module := "."
+	if strings.Contains(code, `"github.com/purearrow/cdevice/adbc`) {
+		module = "adbc"
+	}
+	dir, err := os.MkdirTemp(module, ".readme-")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +100,8 @@ func buildProgram(t *testing.T, i int, code string) {
 	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(code), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command("go", "build", "-o", os.DevNull, "./"+dir)
+	cmd := exec.Command("go", "build", "-o", os.DevNull, "./"+filepath.Base(dir))
+	cmd.Dir = module
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Errorf("README program %d does not build: %v\n%s", i, err, out)
