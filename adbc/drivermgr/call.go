@@ -158,7 +158,10 @@ func (d *driver) releaseError(e *cabi.Error) {
 // ErrorGetDetail and this platform can call it (it returns a struct by
 // value).
 func (d *driver) details(e *cabi.Error) []adbc.ErrorDetail {
-	if d.getDetail == nil || d.fns.ErrorGetDetailCount == 0 || e.VendorCode != cabi.ErrorVendorCodePrivateData {
+	// A driver that left the error as it was handed over (vendor_code still
+	// asking, no private_data) has no details, and may crash if asked.
+	if d.getDetail == nil || d.fns.ErrorGetDetailCount == 0 || e.VendorCode != cabi.ErrorVendorCodePrivateData ||
+		e.PrivateData == 0 || e.PrivateDriver == 0 {
 		return nil
 	}
 	ep := uintptr(unsafe.Pointer(e))

@@ -740,6 +740,36 @@ func TestDoubleVersion100Errors(t *testing.T) {
 	}
 }
 
+// A driver that fails leaving the AdbcError as it was handed over
+// (vendor_code still asking for details, no private_data: PostgreSQL's
+// driver for what it does not implement) is not asked for details, which
+// it would answer by dereferencing NULL; the error is its status with a
+// message of ours.
+func TestDoubleErrorLeftUntouched(t *testing.T) {
+	d := newDouble(t)
+	start := cdevice.LiveLeaks()
+	db := d.open(t, nil)
+	cn, err := db.Open(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := cn.NewStatement()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.fail(t, "StatementSetSqlQuery", 1, failure{status: adbc.StatusNotImplemented})
+	err = st.SetSqlQuery("rows 1")
+	var ae adbc.Error
+	if !errors.As(err, &ae) || ae.Code != adbc.StatusNotImplemented || ae.Msg == "" || ae.Details != nil {
+		t.Errorf("%v: want NotImplemented with our message and no details", err)
+	}
+	if n := d.calls("ErrorGetDetailCount"); n != 0 {
+		t.Errorf("ErrorGetDetailCount called %d times on an error the driver left untouched", n)
+	}
+	closeAll(t, st, cn, db)
+	d.checkClean(t, "after an untouched error", start)
+}
+
 // (c) A driver whose release is NULL (as PostgreSQL's and DuckDB's):
 // Database.Close works, and closes the connections still open first.
 func TestDoubleNullRelease(t *testing.T) {

@@ -333,7 +333,10 @@ static AdbcStatusCode enter(int fn, struct AdbcError *error)
 			continue;
 		f->fired++;
 		fired++;
-		set_error(error, f->msg, f->sqlstate, f->vendor, f->ndetails, f->details);
+		/* An empty message: fail leaving the error as it was handed over
+		 * (as PostgreSQL's driver does for what it does not implement). */
+		if (f->msg[0] != '\0')
+			set_error(error, f->msg, f->sqlstate, f->vendor, f->ndetails, f->details);
 		return (AdbcStatusCode)f->status;
 	}
 	return ADBC_STATUS_OK;
@@ -2150,8 +2153,9 @@ EXPORT void double_reset(void)
 }
 
 /* double_fail arms a failure of the k-th call from now (k >= 1) of the
- * function named fn: status, message, SQLSTATE (5 chars, or
- * NULL) and vendor code (used where no details are given). Returns 0, or
+ * function named fn: status, message (empty: the error is left untouched),
+ * SQLSTATE (5 chars, or NULL) and vendor code (used where no details are
+ * given). Returns 0, or
  * -1 for an unknown or infallible function or a full table. */
 EXPORT int double_fail(const char *fn, int k, int status, const char *msg, const char *sqlstate, int32_t vendor)
 {
