@@ -24,7 +24,7 @@ type Connection struct {
 	db      *Database
 	h       uintptr // struct AdbcConnection, C memory
 	scratch *cmem   // C memory for one call at a time
-	opts    options
+	options         // the option calls, with c.with
 	// life guards the handles against Cancel, which runs without mu (the
 	// call it cancels holds mu): releases take it for writing. closed is
 	// written under mu and life both.
@@ -71,7 +71,7 @@ func newConnection(db *Database) (*Connection, error) {
 		return nil, err
 	}
 	scratch.free()
-	c.opts = options{d: d, o: d.connOptions(), h: c.h, with: c.with}
+	c.options = options{d: d, o: d.connOptions(), h: c.h, with: c.with}
 	d.ref()
 	return c, nil
 }
@@ -245,30 +245,6 @@ func (c *Connection) Close() error {
 	c.db.forget(c)
 	errs = append(errs, c.drv.unref())
 	return errors.Join(errs...)
-}
-
-func (c *Connection) SetOption(key, value string) error { return c.opts.SetOption(key, value) }
-
-func (c *Connection) SetOptionBytes(key string, value []byte) error {
-	return c.opts.SetOptionBytes(key, value)
-}
-
-func (c *Connection) SetOptionInt(key string, value int64) error {
-	return c.opts.SetOptionInt(key, value)
-}
-
-func (c *Connection) SetOptionDouble(key string, value float64) error {
-	return c.opts.SetOptionDouble(key, value)
-}
-
-func (c *Connection) GetOption(key string) (string, error) { return c.opts.GetOption(key) }
-
-func (c *Connection) GetOptionBytes(key string) ([]byte, error) { return c.opts.GetOptionBytes(key) }
-
-func (c *Connection) GetOptionInt(key string) (int64, error) { return c.opts.GetOptionInt(key) }
-
-func (c *Connection) GetOptionDouble(key string) (float64, error) {
-	return c.opts.GetOptionDouble(key)
 }
 
 // importSchema imports a schema the driver filled (and releases it).

@@ -76,9 +76,9 @@ func (Driver) NewDatabaseWithContext(_ context.Context, opts map[string]string) 
 		drv.release()
 		return nil, err
 	}
-	db.opts = options{d: drv, o: drv.dbOptions(), h: db.h, with: db.with}
+	db.options = options{d: drv, o: drv.dbOptions(), h: db.h, with: db.with}
 	for _, k := range slices.Sorted(keysOf(rest)) {
-		if err := db.opts.SetOption(k, rest[k]); err != nil {
+		if err := db.options.SetOption(k, rest[k]); err != nil {
 			db.Close()
 			return nil, err
 		}
@@ -103,12 +103,12 @@ func keysOf(m map[string]string) func(func(string) bool) {
 // A Database is an initialized AdbcDatabase of a loaded driver. It is safe
 // for concurrent use.
 type Database struct {
-	mu     sync.Mutex
-	drv    *driver
-	h      uintptr // struct AdbcDatabase, C memory; 0 once closed
-	opts   options
-	closed bool
-	conns  map[*Connection]struct{} // open, closed by Close first
+	mu      sync.Mutex
+	drv     *driver
+	h       uintptr // struct AdbcDatabase, C memory; 0 once closed
+	options         // the option calls, with db.with
+	closed  bool
+	conns   map[*Connection]struct{} // open, closed by Close first
 }
 
 var (
@@ -132,30 +132,6 @@ func (db *Database) SetOptions(opts map[string]string) error {
 		}
 	}
 	return nil
-}
-
-func (db *Database) SetOption(key, value string) error { return db.opts.SetOption(key, value) }
-
-func (db *Database) SetOptionBytes(key string, value []byte) error {
-	return db.opts.SetOptionBytes(key, value)
-}
-
-func (db *Database) SetOptionInt(key string, value int64) error {
-	return db.opts.SetOptionInt(key, value)
-}
-
-func (db *Database) SetOptionDouble(key string, value float64) error {
-	return db.opts.SetOptionDouble(key, value)
-}
-
-func (db *Database) GetOption(key string) (string, error) { return db.opts.GetOption(key) }
-
-func (db *Database) GetOptionBytes(key string) ([]byte, error) { return db.opts.GetOptionBytes(key) }
-
-func (db *Database) GetOptionInt(key string) (int64, error) { return db.opts.GetOptionInt(key) }
-
-func (db *Database) GetOptionDouble(key string) (float64, error) {
-	return db.opts.GetOptionDouble(key)
 }
 
 // with runs f holding the database, with C memory for one call.

@@ -50,18 +50,21 @@ type options struct {
 	with func(func(m *cmem) error) error
 }
 
+// SetOption sets a string option (the driver's SetOption).
 func (o options) SetOption(key, value string) error {
 	return o.with(func(m *cmem) error {
 		return o.d.callIn(m, o.o.what+"SetOption", o.o.set, o.h, m.str(key), m.str(value))
 	})
 }
 
+// SetOptionBytes sets a bytes option (ADBC 1.1).
 func (o options) SetOptionBytes(key string, value []byte) error {
 	return o.with(func(m *cmem) error {
 		return o.d.callIn(m, o.o.what+"SetOptionBytes", o.o.setBytes, o.h, m.str(key), m.bytes(value), uintptr(len(value)))
 	})
 }
 
+// SetOptionInt sets an integer option (ADBC 1.1).
 func (o options) SetOptionInt(key string, value int64) error {
 	return o.with(func(m *cmem) error {
 		args := ffi.AppendUint64([]uintptr{o.h, m.str(key)}, uint64(value))
@@ -69,6 +72,8 @@ func (o options) SetOptionInt(key string, value int64) error {
 	})
 }
 
+// SetOptionDouble sets a floating-point option (ADBC 1.1; not on 386 and
+// arm, where purego cannot pass a double in a register).
 func (o options) SetOptionDouble(key string, value float64) error {
 	fn := o.d.setDouble[o.o.kind]
 	if fn == nil {
@@ -81,7 +86,7 @@ func (o options) SetOptionDouble(key string, value float64) error {
 	})
 }
 
-// GetOption reads a string option (its length counts the NUL).
+// GetOption reads a string option (ADBC 1.1).
 func (o options) GetOption(key string) (string, error) {
 	b, err := o.getBuf(o.o.what+"GetOption", o.o.get, key)
 	if err != nil {
@@ -93,6 +98,7 @@ func (o options) GetOption(key string) (string, error) {
 	return string(b), nil
 }
 
+// GetOptionBytes reads a bytes option (ADBC 1.1).
 func (o options) GetOptionBytes(key string) ([]byte, error) {
 	return o.getBuf(o.o.what+"GetOptionBytes", o.o.getBytes, key)
 }
@@ -130,6 +136,7 @@ func (o options) getBuf(what string, fn uintptr, key string) (out []byte, err er
 
 const maxOptionBytes = 1 << 26
 
+// GetOptionInt reads an integer option (ADBC 1.1).
 func (o options) GetOptionInt(key string) (v int64, err error) {
 	err = o.with(func(m *cmem) error {
 		out := m.alloc(8)
@@ -142,6 +149,7 @@ func (o options) GetOptionInt(key string) (v int64, err error) {
 	return v, err
 }
 
+// GetOptionDouble reads a floating-point option (ADBC 1.1).
 func (o options) GetOptionDouble(key string) (v float64, err error) {
 	err = o.with(func(m *cmem) error {
 		out := m.alloc(8)

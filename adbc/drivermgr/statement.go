@@ -17,10 +17,10 @@ import (
 
 // A Statement is an AdbcStatement of a Connection, serialized with it.
 type Statement struct {
-	c      *Connection
-	h      uintptr // struct AdbcStatement, C memory
-	opts   options
-	closed bool // written under c.mu and c.life
+	c       *Connection
+	h       uintptr // struct AdbcStatement, C memory
+	options         // the option calls, with s.with
+	closed  bool    // written under c.mu and c.life
 }
 
 var (
@@ -40,7 +40,7 @@ func newStatement(c *Connection, m *cmem) (*Statement, error) {
 		ffi.Free(p)
 		return nil, err
 	}
-	s.opts = options{d: c.drv, o: c.drv.stmtOptions(), h: s.h, with: s.with}
+	s.options = options{d: c.drv, o: c.drv.stmtOptions(), h: s.h, with: s.with}
 	return s, nil
 }
 
@@ -307,28 +307,4 @@ func (s *Statement) watch(ctx context.Context) (stop func()) {
 			<-finished
 		}
 	}
-}
-
-func (s *Statement) SetOption(key, value string) error { return s.opts.SetOption(key, value) }
-
-func (s *Statement) SetOptionBytes(key string, value []byte) error {
-	return s.opts.SetOptionBytes(key, value)
-}
-
-func (s *Statement) SetOptionInt(key string, value int64) error {
-	return s.opts.SetOptionInt(key, value)
-}
-
-func (s *Statement) SetOptionDouble(key string, value float64) error {
-	return s.opts.SetOptionDouble(key, value)
-}
-
-func (s *Statement) GetOption(key string) (string, error) { return s.opts.GetOption(key) }
-
-func (s *Statement) GetOptionBytes(key string) ([]byte, error) { return s.opts.GetOptionBytes(key) }
-
-func (s *Statement) GetOptionInt(key string) (int64, error) { return s.opts.GetOptionInt(key) }
-
-func (s *Statement) GetOptionDouble(key string) (float64, error) {
-	return s.opts.GetOptionDouble(key)
 }
