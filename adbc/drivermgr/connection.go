@@ -97,14 +97,19 @@ func (c *Connection) with(f func(m *cmem) error) error {
 	return f(c.scratch)
 }
 
+// fnOf picks one of the driver's functions. Calls take it only once they
+// hold their connection open: the table is gone once the database is
+// closed.
+type fnOf func(*cabi.Driver) uintptr
+
 // reader runs a call of the connection that fills an ArrowArrayStream
 // (args are the call's arguments before it) and returns the stream as a
 // reader whose calls are serialized with the connection's.
-func (c *Connection) reader(ctx context.Context, what string, fn uintptr, args func(m *cmem) []uintptr) (array.RecordReader, error) {
+func (c *Connection) reader(ctx context.Context, what string, fn fnOf, args func(m *cmem) []uintptr) (array.RecordReader, error) {
 	var rd *reader
 	err := c.with(func(m *cmem) error {
 		s := m.alloc(unsafe.Sizeof(abi.ArrayStream{}))
-		if err := c.drv.callIn(m, what, fn, append(append([]uintptr{c.h}, args(m)...), s)...); err != nil {
+		if err := c.drv.callIn(m, what, fn(c.drv.fns), append(append([]uintptr{c.h}, args(m)...), s)...); err != nil {
 			return err
 		}
 		var err error
@@ -117,7 +122,7 @@ func (c *Connection) reader(ctx context.Context, what string, fn uintptr, args f
 func none(*cmem) []uintptr { return nil }
 
 func (c *Connection) GetInfo(ctx context.Context, codes []adbc.InfoCode) (array.RecordReader, error) {
-	return c.reader(ctx, "AdbcConnectionGetInfo", c.drv.fns.ConnectionGetInfo, func(m *cmem) []uintptr {
+	return c.reader(ctx, "AdbcConnectionGetInfo", func(f *cabi.Driver) uintptr { return f.ConnectionGetInfo }, func(m *cmem) []uintptr {
 		var p uintptr
 		if len(codes) > 0 {
 			p = m.alloc(uintptr(4 * len(codes)))
@@ -131,7 +136,7 @@ func (c *Connection) GetInfo(ctx context.Context, codes []adbc.InfoCode) (array.
 }
 
 func (c *Connection) GetObjects(ctx context.Context, depth adbc.ObjectDepth, catalog, dbSchema, tableName, columnName *string, tableType []string) (array.RecordReader, error) {
-	return c.reader(ctx, "AdbcConnectionGetObjects", c.drv.fns.ConnectionGetObjects, func(m *cmem) []uintptr {
+	return c.reader(ctx, "AdbcConnectionGetObjects", func(f *cabi.Driver) uintptr { return f.ConnectionGetObjects }, func(m *cmem) []uintptr {
 		var types uintptr
 		if tableType != nil { // a NULL-terminated list
 			types = m.alloc(uintptr(len(tableType)+1) * unsafe.Sizeof(uintptr(0)))
@@ -158,30 +163,30 @@ func (c *Connection) GetTableSchema(_ context.Context, catalog, dbSchema *string
 }
 
 func (c *Connection) GetTableTypes(ctx context.Context) (array.RecordReader, error) {
-	return c.reader(ctx, "AdbcConnectionGetTableTypes", c.drv.fns.ConnectionGetTableTypes, none)
+	return c.reader(ctx, "AdbcConnectionGetTableTypes", func(f *cabi.Driver) uintptr { return f.ConnectionGetTableTypes }, none)
 }
 
 // call makes one call of the connection with no other arguments.
-func (c *Connection) call(what string, fn uintptr) error {
-	return c.with(func(m *cmem) error { return c.drv.callIn(m, what, fn, c.h) })
+func (c *Connection) call(what string, fn fnOf) error {
+	return c.with(func(m *cmem) error { return c.drv.callIn(m, what, fn(c.drv.fns), c.h) })
 }
 
 func (c *Connection) Commit(context.Context) error {
-	return c.call("AdbcConnectionCommit", c.drv.fns.ConnectionCommit)
+	return c.call("AdbcConnectionCommit", func(f *cabi.Driver) uintptr { return f.ConnectionCommit })
 }
 
 func (c *Connection) Rollback(context.Context) error {
-	return c.call("AdbcConnectionRollback", c.drv.fns.ConnectionRollback)
+	return c.call("AdbcConnectionRollback", func(f *cabi.Driver) uintptr { return f.ConnectionRollback })
 }
 
 func (c *Connection) ReadPartition(ctx context.Context, serialized []byte) (array.RecordReader, error) {
-	return c.reader(ctx, "AdbcConnectionReadPartition", c.drv.fns.ConnectionReadPartition, func(m *cmem) []uintptr {
+	return c.reader(ctx, "AdbcConnectionReadPartition", func(f *cabi.Driver) uintptr { return f.ConnectionReadPartition }, func(m *cmem) []uintptr {
 		return []uintptr{m.bytes(serialized), uintptr(len(serialized))}
 	})
 }
 
 func (c *Connection) GetStatistics(ctx context.Context, catalog, dbSchema, tableName *string, approximate bool) (array.RecordReader, error) {
-	return c.reader(ctx, "AdbcConnectionGetStatistics", c.drv.fns.ConnectionGetStatistics, func(m *cmem) []uintptr {
+	return c.reader(ctx, "AdbcConnectionGetStatistics", func(f *cabi.Driver) uintptr { return f.ConnectionGetStatistics }, func(m *cmem) []uintptr {
 		a := uintptr(0)
 		if approximate {
 			a = 1
@@ -191,7 +196,7 @@ func (c *Connection) GetStatistics(ctx context.Context, catalog, dbSchema, table
 }
 
 func (c *Connection) GetStatisticNames(ctx context.Context) (array.RecordReader, error) {
-	return c.reader(ctx, "AdbcConnectionGetStatisticNames", c.drv.fns.ConnectionGetStatisticNames, none)
+	return c.reader(ctx, "AdbcConnectionGetStatisticNames", func(f *cabi.Driver) uintptr { return f.ConnectionGetStatisticNames }, none)
 }
 
 // Cancel asks the driver to stop what the connection is doing; it does not

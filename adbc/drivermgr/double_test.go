@@ -770,6 +770,80 @@ func TestDoubleErrorLeftUntouched(t *testing.T) {
 	d.checkClean(t, "after an untouched error", start)
 }
 
+// Every call of a connection and a statement whose database was closed
+// (which closed them, and released the driver's table) answers
+// InvalidState, never reaching the driver, and so do calls racing the
+// close.
+func TestDoubleUseAfterDatabaseClose(t *testing.T) {
+	d := newDouble(t)
+	start := cdevice.LiveLeaks()
+	ctx := context.Background()
+	use := func(cn adbc.Connection, st adbc.Statement) []error {
+		cg := cn.(adbc.GetSetOptions)
+		sg := st.(adbc.GetSetOptions)
+		_, e1 := cn.GetTableTypes(ctx)
+		_, e2 := cn.GetInfo(ctx, nil)
+		_, e3 := cg.GetOption("x")
+		_, _, e4 := st.ExecuteQuery(ctx)
+		_, e5 := st.ExecuteUpdate(ctx)
+		_, e6 := st.GetParameterSchema()
+		_, e7 := sg.GetOptionInt("x")
+		_, e8 := cn.NewStatement()
+		return []error{e1, e2, e3, e4, e5, e6, e7, e8, cn.Commit(ctx), cn.Rollback(ctx), st.SetSqlQuery("rows 1"),
+			st.Prepare(ctx), sg.SetOptionInt("x", 1), cg.SetOption("x", "y")}
+	}
+	db := d.open(t, nil)
+	cn, err := db.Open(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := cn.NewStatement()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	calls := d.calls("StatementSetSqlQuery")
+	for i, err := range use(cn, st) {
+		if !errors.Is(err, adbc.ErrInvalidState) {
+			t.Errorf("call %d after the database closed: %v; want InvalidState", i, err)
+		}
+	}
+	if n := d.calls("StatementSetSqlQuery") - calls; n != 0 {
+		t.Errorf("%d calls reached the driver", n)
+	}
+	// Racing: goroutines use a connection while its database closes.
+	for range 20 {
+		db := d.open(t, nil)
+		cn, err := db.Open(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := cn.NewStatement()
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan struct{})
+		for range 4 {
+			go func() {
+				defer func() { done <- struct{}{} }()
+				for _, err := range use(cn, st) {
+					var ae adbc.Error
+					if err != nil && !errors.As(err, &ae) {
+						t.Errorf("racing the close: %v", err)
+					}
+				}
+			}()
+		}
+		db.Close()
+		for range 4 {
+			<-done
+		}
+	}
+	d.checkClean(t, "after uses of closed objects", start)
+}
+
 // (c) A driver whose release is NULL (as PostgreSQL's and DuckDB's):
 // Database.Close works, and closes the connections still open first.
 func TestDoubleNullRelease(t *testing.T) {

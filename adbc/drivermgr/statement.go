@@ -57,9 +57,9 @@ func (s *Statement) with(f func(m *cmem) error) error {
 func (s *Statement) d() *cabi.Driver { return s.c.drv.fns }
 
 // call makes one call of the statement; args adds its arguments.
-func (s *Statement) call(what string, fn uintptr, args func(m *cmem) []uintptr) error {
+func (s *Statement) call(what string, fn fnOf, args func(m *cmem) []uintptr) error {
 	return s.with(func(m *cmem) error {
-		return s.c.drv.callIn(m, what, fn, append([]uintptr{s.h}, args(m)...)...)
+		return s.c.drv.callIn(m, what, fn(s.d()), append([]uintptr{s.h}, args(m)...)...)
 	})
 }
 
@@ -87,19 +87,19 @@ func (s *Statement) release() error {
 }
 
 func (s *Statement) SetSqlQuery(query string) error {
-	return s.call("AdbcStatementSetSqlQuery", s.d().StatementSetSqlQuery, func(m *cmem) []uintptr {
+	return s.call("AdbcStatementSetSqlQuery", func(f *cabi.Driver) uintptr { return f.StatementSetSqlQuery }, func(m *cmem) []uintptr {
 		return []uintptr{m.str(query)}
 	})
 }
 
 func (s *Statement) SetSubstraitPlan(plan []byte) error {
-	return s.call("AdbcStatementSetSubstraitPlan", s.d().StatementSetSubstraitPlan, func(m *cmem) []uintptr {
+	return s.call("AdbcStatementSetSubstraitPlan", func(f *cabi.Driver) uintptr { return f.StatementSetSubstraitPlan }, func(m *cmem) []uintptr {
 		return []uintptr{m.bytes(plan), uintptr(len(plan))}
 	})
 }
 
 func (s *Statement) Prepare(context.Context) error {
-	return s.call("AdbcStatementPrepare", s.d().StatementPrepare, none)
+	return s.call("AdbcStatementPrepare", func(f *cabi.Driver) uintptr { return f.StatementPrepare }, none)
 }
 
 // ExecuteQuery runs the statement and returns its result as a reader that
@@ -109,10 +109,11 @@ func (s *Statement) Prepare(context.Context) error {
 // driver's StatementCancel). The row count is -1 where the driver does not
 // know it.
 func (s *Statement) ExecuteQuery(ctx context.Context) (array.RecordReader, int64, error) {
-	stop := s.watch(ctx)
+	stop := func() {}
 	var rd *reader
 	n := int64(-1)
 	err := s.with(func(m *cmem) error {
+		stop = s.watch(ctx)
 		out, rows := m.alloc(unsafe.Sizeof(abi.ArrayStream{})), m.alloc(8)
 		*(*int64)(abi.Pointer(rows)) = -1
 		if err := s.c.drv.callIn(m, "AdbcStatementExecuteQuery", s.d().StatementExecuteQuery, s.h, out, rows); err != nil {
@@ -135,10 +136,9 @@ func (s *Statement) ExecuteQuery(ctx context.Context) (array.RecordReader, int64
 // ExecuteUpdate runs the statement for its effect and returns the rows it
 // affected (-1 where the driver does not know).
 func (s *Statement) ExecuteUpdate(ctx context.Context) (int64, error) {
-	stop := s.watch(ctx)
-	defer stop()
 	n := int64(-1)
 	err := s.with(func(m *cmem) error {
+		defer s.watch(ctx)()
 		rows := m.alloc(8)
 		*(*int64)(abi.Pointer(rows)) = -1
 		if err := s.c.drv.callIn(m, "AdbcStatementExecuteQuery", s.d().StatementExecuteQuery, s.h, 0, rows); err != nil {
@@ -154,10 +154,10 @@ func (s *Statement) ExecuteUpdate(ctx context.Context) (int64, error) {
 }
 
 // schemaCall makes a call that fills an ArrowSchema and imports it.
-func (s *Statement) schemaCall(what string, fn uintptr) (sc *arrow.Schema, err error) {
+func (s *Statement) schemaCall(what string, fn fnOf) (sc *arrow.Schema, err error) {
 	err = s.with(func(m *cmem) error {
 		out := m.alloc(unsafe.Sizeof(abi.Schema{}))
-		if err := s.c.drv.callIn(m, what, fn, s.h, out); err != nil {
+		if err := s.c.drv.callIn(m, what, fn(s.d()), s.h, out); err != nil {
 			return err
 		}
 		sc, err = importSchema((*abi.Schema)(abi.Pointer(out)))
@@ -168,11 +168,11 @@ func (s *Statement) schemaCall(what string, fn uintptr) (sc *arrow.Schema, err e
 
 // ExecuteSchema returns the schema the statement's result would have.
 func (s *Statement) ExecuteSchema(context.Context) (*arrow.Schema, error) {
-	return s.schemaCall("AdbcStatementExecuteSchema", s.d().StatementExecuteSchema)
+	return s.schemaCall("AdbcStatementExecuteSchema", func(f *cabi.Driver) uintptr { return f.StatementExecuteSchema })
 }
 
 func (s *Statement) GetParameterSchema() (*arrow.Schema, error) {
-	return s.schemaCall("AdbcStatementGetParameterSchema", s.d().StatementGetParameterSchema)
+	return s.schemaCall("AdbcStatementGetParameterSchema", func(f *cabi.Driver) uintptr { return f.StatementGetParameterSchema })
 }
 
 // Bind binds one batch of parameters, exported without a copy; the driver
@@ -284,7 +284,8 @@ func (s *Statement) Cancel() error {
 	return s.c.drv.call("AdbcStatementCancel", s.d().StatementCancel, s.h)
 }
 
-// watch cancels the statement when ctx is done, until stop is called.
+// watch cancels the statement when ctx is done, until stop is called; it
+// is called holding the statement open.
 func (s *Statement) watch(ctx context.Context) (stop func()) {
 	if ctx.Done() == nil || s.d().StatementCancel == 0 {
 		return func() {}

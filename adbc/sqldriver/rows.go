@@ -1,0 +1,306 @@
+package sqldriver
+
+import (
+	"bytes"
+	"context"
+	"database/sql/driver"
+	"io"
+	"math"
+	"reflect"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/array/arreflect"
+	"github.com/apache/arrow-go/v18/arrow/decimal"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/apache/arrow-go/v18/arrow/decimal256"
+	"github.com/apache/arrow-go/v18/arrow/float16"
+)
+
+// rows streams a result: the record batches of an ADBC reader, one row at
+// a time.
+type rows struct {
+	ctx          context.Context // the query's
+	rdr          array.RecordReader
+	schema       *arrow.Schema
+	cur          arrow.RecordBatch // the reader's current batch, or nil
+	row          int64             // the next row of cur
+	rowsAffected int64
+	done         func() error // releases the statement, once
+}
+
+var (
+	_ driver.Rows                           = (*rows)(nil)
+	_ driver.RowsColumnTypeDatabaseTypeName = (*rows)(nil)
+	_ driver.RowsColumnTypeNullable         = (*rows)(nil)
+	_ driver.RowsColumnTypePrecisionScale   = (*rows)(nil)
+	_ driver.RowsColumnTypeScanType         = (*rows)(nil)
+	_ driver.RowsColumnTypeLength           = (*rows)(nil)
+)
+
+// Columns returns the names of the result's fields.
+func (r *rows) Columns() []string {
+	out := make([]string, r.fields().NumFields())
+	for i, f := range r.fields().Fields() {
+		out[i] = f.Name
+	}
+	return out
+}
+
+func (r *rows) fields() *arrow.Schema {
+	if r.schema == nil {
+		r.schema = r.rdr.Schema()
+	}
+	return r.schema
+}
+
+// Close releases the reader (a driver cancels a query whose result was not
+// read to the end) and then the statement.
+func (r *rows) Close() error {
+	if r.rdr == nil {
+		return nil
+	}
+	r.fields()
+	r.cur = nil
+	r.rdr.Release()
+	r.rdr = nil
+	if r.done == nil {
+		return nil
+	}
+	done := r.done
+	r.done = nil
+	return done()
+}
+
+// Next fills dest with the next row's values, converted as the package
+// documentation says. Once the query's context is done it fails with the
+// context's error.
+func (r *rows) Next(dest []driver.Value) error {
+	if r.rdr == nil {
+		return io.EOF
+	}
+	if r.ctx != nil {
+		if err := r.ctx.Err(); err != nil {
+			return err
+		}
+	}
+	for r.cur == nil || r.row >= r.cur.NumRows() {
+		if !r.rdr.Next() {
+			r.cur = nil
+			if err := r.rdr.Err(); err != nil {
+				return err
+			}
+			return io.EOF
+		}
+		r.cur, r.row = r.rdr.RecordBatch(), 0
+	}
+	for i, col := range r.cur.Columns() {
+		v, err := valueAt(col, int(r.row))
+		if err != nil {
+			return err
+		}
+		dest[i] = v
+	}
+	r.row++
+	return nil
+}
+
+// valueAt is element i of col as a driver.Value: nil for a null, a Go
+// value of the Arrow type's natural Go type otherwise. Strings and bytes
+// are copies: the Arrow memory is released with its batch, which may be
+// before database/sql is done with the value.
+func valueAt(col arrow.Array, i int) (driver.Value, error) {
+resolve: // to the array that holds the value itself
+	for {
+		switch c := col.(type) {
+		case *array.SparseUnion:
+			col = c.Field(c.ChildID(i))
+		case *array.DenseUnion:
+			col, i = c.Field(c.ChildID(i)), int(c.ValueOffset(i))
+		case *array.Dictionary:
+			if c.IsNull(i) {
+				return nil, nil
+			}
+			col, i = c.Dictionary(), c.GetValueIndex(i)
+		case array.ExtensionArray:
+			col = c.Storage()
+		case *array.Null: // all null, without a validity bitmap
+			return nil, nil
+		default:
+			break resolve
+		}
+	}
+	if col.IsNull(i) {
+		return nil, nil
+	}
+	switch c := col.(type) {
+	case *array.Boolean:
+		return c.Value(i), nil
+	case *array.Int8:
+		return c.Value(i), nil
+	case *array.Uint8:
+		return c.Value(i), nil
+	case *array.Int16:
+		return c.Value(i), nil
+	case *array.Uint16:
+		return c.Value(i), nil
+	case *array.Int32:
+		return c.Value(i), nil
+	case *array.Uint32:
+		return c.Value(i), nil
+	case *array.Int64:
+		return c.Value(i), nil
+	case *array.Uint64:
+		return c.Value(i), nil
+	case *array.Float16:
+		return c.Value(i), nil
+	case *array.Float32:
+		return c.Value(i), nil
+	case *array.Float64:
+		return c.Value(i), nil
+	case *array.String:
+		return strings.Clone(c.Value(i)), nil
+	case *array.LargeString:
+		return strings.Clone(c.Value(i)), nil
+	case *array.StringView:
+		return strings.Clone(c.Value(i)), nil
+	case *array.Binary:
+		return bytes.Clone(c.Value(i)), nil
+	case *array.LargeBinary:
+		return bytes.Clone(c.Value(i)), nil
+	case *array.BinaryView:
+		return bytes.Clone(c.Value(i)), nil
+	case *array.FixedSizeBinary:
+		return bytes.Clone(c.Value(i)), nil
+	case *array.Date32:
+		return c.Value(i).ToTime(), nil
+	case *array.Date64:
+		return c.Value(i).ToTime(), nil
+	case *array.Time32:
+		return c.Value(i).ToTime(c.DataType().(*arrow.Time32Type).Unit), nil
+	case *array.Time64:
+		return c.Value(i).ToTime(c.DataType().(*arrow.Time64Type).Unit), nil
+	case *array.Timestamp:
+		return c.Value(i).ToTime(c.DataType().(*arrow.TimestampType).Unit), nil
+	case *array.Duration:
+		return time.Duration(c.Value(i)) * c.DataType().(*arrow.DurationType).Unit.Multiplier(), nil
+	case *array.Decimal128:
+		return c.Value(i), nil
+	case *array.Decimal256:
+		return c.Value(i), nil
+	case *array.MonthInterval:
+		return c.Value(i), nil
+	case *array.DayTimeInterval:
+		return c.Value(i), nil
+	case *array.MonthDayNanoInterval:
+		return c.Value(i), nil
+	}
+	return arreflect.AtAny(col, i)
+}
+
+// ColumnTypeDatabaseTypeName returns the column's Arrow type as a string
+// ("int64", "utf8", "timestamp[us, tz=UTC]", "decimal(9, 2)"...).
+func (r *rows) ColumnTypeDatabaseTypeName(index int) string {
+	return r.fields().Field(index).Type.String()
+}
+
+// ColumnTypeNullable reports the field's nullability.
+func (r *rows) ColumnTypeNullable(index int) (nullable, ok bool) {
+	return r.fields().Field(index).Nullable, true
+}
+
+// ColumnTypePrecisionScale reports a decimal column's precision and scale.
+func (r *rows) ColumnTypePrecisionScale(index int) (precision, scale int64, ok bool) {
+	if dt, ok := r.fields().Field(index).Type.(arrow.DecimalType); ok {
+		return int64(dt.GetPrecision()), int64(dt.GetScale()), true
+	}
+	return 0, 0, false
+}
+
+// ColumnTypeLength reports the length of a string or binary column:
+// math.MaxInt64 (unbounded) for a variable one, the width for a
+// fixed-size binary.
+func (r *rows) ColumnTypeLength(index int) (length int64, ok bool) {
+	dt := r.fields().Field(index).Type
+	if d, isDict := dt.(*arrow.DictionaryType); isDict {
+		dt = d.ValueType
+	}
+	switch dt := dt.(type) {
+	case *arrow.FixedSizeBinaryType:
+		return int64(dt.ByteWidth), true
+	}
+	switch dt.ID() {
+	case arrow.STRING, arrow.LARGE_STRING, arrow.STRING_VIEW, arrow.BINARY, arrow.LARGE_BINARY, arrow.BINARY_VIEW:
+		return math.MaxInt64, true
+	}
+	return 0, false
+}
+
+// ColumnTypeScanType returns the Go type of the column's non-null values,
+// as Next returns them.
+func (r *rows) ColumnTypeScanType(index int) reflect.Type {
+	return scanType(r.fields().Field(index).Type)
+}
+
+func scanType(dt arrow.DataType) reflect.Type {
+	switch dt := dt.(type) {
+	case *arrow.DictionaryType:
+		return scanType(dt.ValueType)
+	case arrow.ExtensionType:
+		return scanType(dt.StorageType())
+	}
+	switch dt.ID() {
+	case arrow.BOOL:
+		return reflect.TypeFor[bool]()
+	case arrow.INT8:
+		return reflect.TypeFor[int8]()
+	case arrow.UINT8:
+		return reflect.TypeFor[uint8]()
+	case arrow.INT16:
+		return reflect.TypeFor[int16]()
+	case arrow.UINT16:
+		return reflect.TypeFor[uint16]()
+	case arrow.INT32:
+		return reflect.TypeFor[int32]()
+	case arrow.UINT32:
+		return reflect.TypeFor[uint32]()
+	case arrow.INT64:
+		return reflect.TypeFor[int64]()
+	case arrow.UINT64:
+		return reflect.TypeFor[uint64]()
+	case arrow.FLOAT16:
+		return reflect.TypeFor[float16.Num]()
+	case arrow.FLOAT32:
+		return reflect.TypeFor[float32]()
+	case arrow.FLOAT64:
+		return reflect.TypeFor[float64]()
+	case arrow.STRING, arrow.LARGE_STRING, arrow.STRING_VIEW:
+		return reflect.TypeFor[string]()
+	case arrow.BINARY, arrow.LARGE_BINARY, arrow.BINARY_VIEW, arrow.FIXED_SIZE_BINARY:
+		return reflect.TypeFor[[]byte]()
+	case arrow.DATE32, arrow.DATE64, arrow.TIME32, arrow.TIME64, arrow.TIMESTAMP:
+		return reflect.TypeFor[time.Time]()
+	case arrow.DURATION:
+		return reflect.TypeFor[time.Duration]()
+	case arrow.DECIMAL128:
+		return reflect.TypeFor[decimal128.Num]()
+	case arrow.DECIMAL256:
+		return reflect.TypeFor[decimal256.Num]()
+	case arrow.DECIMAL32:
+		return reflect.TypeFor[decimal.Decimal32]()
+	case arrow.DECIMAL64:
+		return reflect.TypeFor[decimal.Decimal64]()
+	case arrow.INTERVAL_MONTHS:
+		return reflect.TypeFor[arrow.MonthInterval]()
+	case arrow.INTERVAL_DAY_TIME:
+		return reflect.TypeFor[arrow.DayTimeInterval]()
+	case arrow.INTERVAL_MONTH_DAY_NANO:
+		return reflect.TypeFor[arrow.MonthDayNanoInterval]()
+	}
+	if t, err := arreflect.InferGoType(dt); err == nil {
+		return t
+	}
+	return reflect.TypeFor[any]()
+}
