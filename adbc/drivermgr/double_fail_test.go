@@ -3,6 +3,7 @@ package drivermgr_test
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -126,7 +127,14 @@ func checkFailure(t *testing.T, fn string, err error, f failure) {
 	}
 }
 
+// detailsReadable: purego takes the struct ErrorGetDetail returns by value
+// on amd64 and arm64 only; elsewhere errors come without details.
+var detailsReadable = runtime.GOARCH == "amd64" || runtime.GOARCH == "arm64"
+
 func diffDetails(got []adbc.ErrorDetail, want []adbc.BinaryErrorDetail) string {
+	if !detailsReadable {
+		want = nil
+	}
 	if len(got) != len(want) {
 		return fmt.Sprintf("%d details, want %d", len(got), len(want))
 	}

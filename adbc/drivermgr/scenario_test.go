@@ -341,6 +341,9 @@ func scPostgresOptions(t *testing.T) map[string]string {
 func scDuckDBOptions(t *testing.T) map[string]string {
 	lib := os.Getenv("DUCKDB_LIB")
 	var err error
+	if lib == "" && (runtime.GOOS != "linux" || runtime.GOARCH != "amd64") {
+		t.Skipf("the cached libduckdb is linux/amd64's (this is %s/%s; set DUCKDB_LIB)", runtime.GOOS, runtime.GOARCH)
+	}
 	if lib == "" {
 		lib, err = scDuckDBCached()
 	}

@@ -2,13 +2,12 @@ package sqldriver_test
 
 import (
 	"database/sql"
-	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/purearrow/cdevice/adbc/drivermgr"
+	"github.com/purearrow/cdevice/adbc/internal/adbctest"
 	"github.com/purearrow/cdevice/adbc/sqldriver"
-	"github.com/purearrow/cdevice/internal/ctest"
 	"github.com/purearrow/cdevice/internal/testsupport"
 )
 
@@ -19,22 +18,10 @@ func TestMain(m *testing.M) {
 	testsupport.Main(m)
 }
 
-// sqlitePath is Arrow's SQLite driver in ../shared/adbc beside the
-// repository, or in $ADBC_SHARED; the test skips without it.
+// sqlitePath is Arrow's SQLite driver (adbctest.Shared).
 func sqlitePath(t testing.TB) string {
 	t.Helper()
-	dir := os.Getenv("ADBC_SHARED")
-	if dir == "" {
-		root, err := ctest.ModuleRoot()
-		if err != nil {
-			t.Fatal(err)
-		}
-		dir = filepath.Join(root, "..", "..", "shared", "adbc")
-	}
-	p := filepath.Join(dir, "libadbc_driver_sqlite.so")
-	_, err := os.Stat(p)
-	testsupport.Need(t, "Arrow's ADBC build in ../shared/adbc (libadbc_driver_sqlite.so)", err)
-	return p
+	return adbctest.Shared(t, "libadbc_driver_sqlite.so")
 }
 
 // sqliteDSN is the data source name of a new SQLite database file.

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/ipc"
-	"github.com/purearrow/cdevice/internal/ctest"
+	"github.com/purearrow/cdevice/adbc/internal/adbctest"
 	"github.com/purearrow/cdevice/internal/testsupport"
 )
 
@@ -17,14 +17,7 @@ func TestMain(m *testing.M) { testsupport.Main(m) }
 
 func sqliteDriver(t *testing.T) string {
 	t.Helper()
-	root, err := ctest.ModuleRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := filepath.Join(root, "..", "..", "shared", "adbc", "libadbc_driver_sqlite.so")
-	_, err = os.Stat(p)
-	testsupport.Need(t, "Arrow's SQLite ADBC driver (../shared/adbc)", err)
-	return p
+	return adbctest.Shared(t, "libadbc_driver_sqlite.so")
 }
 
 func runSQL(t *testing.T, args ...string) (code int, stdout, stderr string) {

@@ -1,35 +1,20 @@
 package cabi
 
 import (
-	"os"
 	"path/filepath"
 	"reflect"
 	"testing"
 	"unsafe"
 
+	"github.com/purearrow/cdevice/adbc/internal/adbctest"
 	"github.com/purearrow/cdevice/internal/ctest"
 	"github.com/purearrow/cdevice/internal/ffi"
 )
 
-// adbcInclude is where adbc.h of ADBC 1.1 is: ../shared/adbc/include beside
-// the repository (CI has it), or $ADBC_INCLUDE.
+// adbcInclude is the directory of adbc.h of ADBC 1.1 (adbctest.Shared).
 func adbcInclude(t *testing.T) string {
 	t.Helper()
-	dir := os.Getenv("ADBC_INCLUDE")
-	if dir == "" {
-		root, err := ctest.ModuleRoot()
-		if err != nil {
-			t.Fatal(err)
-		}
-		dir = filepath.Join(root, "..", "..", "shared", "adbc", "include")
-	}
-	if _, err := os.Stat(filepath.Join(dir, "adbc.h")); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("needs ADBC's adbc.h: %v", err)
-		}
-		t.Skipf("needs ADBC's adbc.h (../shared/adbc/include, or $ADBC_INCLUDE): %v", err)
-	}
-	return dir
+	return filepath.Dir(adbctest.Shared(t, filepath.Join("include", "adbc.h")))
 }
 
 // Every field of every struct sits where the C compiler puts it, and every
