@@ -102,18 +102,11 @@ func TestDoubleLyingStreams(t *testing.T) {
 			start := settled(cdevice.LiveLeaks())
 			d.reset()
 			d.lie(l.kind, 0)
-			db := d.open(t, nil)
-			cn, err := db.Open(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			st, err := cn.NewStatement()
-			if err != nil {
-				t.Fatal(err)
-			}
+			db, cn, st := d.session(t, nil)
 			if err := st.SetSqlQuery("rows 3"); err != nil {
 				t.Fatal(err)
 			}
+			var err error
 			testsupport.NoPanic(t, "ExecuteQuery", func() {
 				var r interface{ Release() }
 				r, _, err = st.ExecuteQuery(ctx)
@@ -132,15 +125,7 @@ func TestDoubleLyingStreams(t *testing.T) {
 // the end, returning the values read and the reader's error.
 func lyingQuery(t *testing.T, d *dbl, ctx context.Context, query string) (vals []int64, err error) {
 	t.Helper()
-	db := d.open(t, nil)
-	cn, err := db.Open(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := cn.NewStatement()
-	if err != nil {
-		t.Fatal(err)
-	}
+	db, cn, st := d.session(t, nil)
 	defer closeAll(t, db, cn, st)
 	if err := st.SetSqlQuery(query); err != nil {
 		t.Fatal(err)

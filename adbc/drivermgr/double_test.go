@@ -247,6 +247,22 @@ func settledTo(want cdevice.Leaks) cdevice.Leaks {
 }
 
 // open loads the double through the manager.
+// session opens a database of the double with opts, a connection and a
+// statement of it.
+func (d *dbl) session(t *testing.T, opts map[string]string) (adbc.Database, adbc.Connection, adbc.Statement) {
+	t.Helper()
+	db := d.open(t, opts)
+	cn, err := db.Open(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := cn.NewStatement()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db, cn, st
+}
+
 func (d *dbl) open(t *testing.T, opts map[string]string) adbc.Database {
 	t.Helper()
 	o := map[string]string{"driver": d.path}
@@ -701,15 +717,7 @@ func TestDoubleVersion100Errors(t *testing.T) {
 	d := newDouble(t)
 	d.setV100(true)
 	ctx := context.Background()
-	db := d.open(t, nil)
-	cn, err := db.Open(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := cn.NewStatement()
-	if err != nil {
-		t.Fatal(err)
-	}
+	db, cn, st := d.session(t, nil)
 	defer closeAll(t, db, cn, st)
 	if err := st.SetSqlQuery("rows 9"); err != nil {
 		t.Fatal(err)
@@ -717,7 +725,7 @@ func TestDoubleVersion100Errors(t *testing.T) {
 	f := failure{status: adbc.StatusIntegrity, msg: "double: 1.0 says no", sqlstate: "23505", vendor: 1234,
 		details: []adbc.BinaryErrorDetail{{Name: "k", Detail: []byte("v")}}}
 	d.fail(t, "StatementExecuteQuery", 1, f)
-	_, _, err = st.ExecuteQuery(ctx)
+	_, _, err := st.ExecuteQuery(ctx)
 	e := wantStatus(t, "ExecuteQuery", err, adbc.StatusIntegrity)
 	if e.Msg != f.msg || string(e.SqlState[:]) != f.sqlstate || e.VendorCode != 1234 || len(e.Details) != 0 {
 		t.Errorf("ExecuteQuery: %#v", e)
@@ -748,17 +756,9 @@ func TestDoubleVersion100Errors(t *testing.T) {
 func TestDoubleErrorLeftUntouched(t *testing.T) {
 	d := newDouble(t)
 	start := cdevice.LiveLeaks()
-	db := d.open(t, nil)
-	cn, err := db.Open(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := cn.NewStatement()
-	if err != nil {
-		t.Fatal(err)
-	}
+	db, cn, st := d.session(t, nil)
 	d.fail(t, "StatementSetSqlQuery", 1, failure{status: adbc.StatusNotImplemented})
-	err = st.SetSqlQuery("rows 1")
+	err := st.SetSqlQuery("rows 1")
 	var ae adbc.Error
 	if !errors.As(err, &ae) || ae.Code != adbc.StatusNotImplemented || ae.Msg == "" || ae.Details != nil {
 		t.Errorf("%v: want NotImplemented with our message and no details", err)
@@ -792,15 +792,7 @@ func TestDoubleUseAfterDatabaseClose(t *testing.T) {
 		return []error{e1, e2, e3, e4, e5, e6, e7, e8, cn.Commit(ctx), cn.Rollback(ctx), st.SetSqlQuery("rows 1"),
 			st.Prepare(ctx), sg.SetOptionInt("x", 1), cg.SetOption("x", "y")}
 	}
-	db := d.open(t, nil)
-	cn, err := db.Open(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := cn.NewStatement()
-	if err != nil {
-		t.Fatal(err)
-	}
+	db, cn, st := d.session(t, nil)
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -815,15 +807,7 @@ func TestDoubleUseAfterDatabaseClose(t *testing.T) {
 	}
 	// Racing: goroutines use a connection while its database closes.
 	for range 20 {
-		db := d.open(t, nil)
-		cn, err := db.Open(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		st, err := cn.NewStatement()
-		if err != nil {
-			t.Fatal(err)
-		}
+		db, cn, st := d.session(t, nil)
 		done := make(chan struct{})
 		for range 4 {
 			go func() {
@@ -853,15 +837,7 @@ func TestDoubleNullRelease(t *testing.T) {
 			d.setNullRelease(true)
 			d.setV100(v100)
 			ctx := context.Background()
-			db := d.open(t, nil)
-			cn, err := db.Open(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			st, err := cn.NewStatement()
-			if err != nil {
-				t.Fatal(err)
-			}
+			db, cn, st := d.session(t, nil)
 			if err := st.SetSqlQuery("rows 3"); err != nil {
 				t.Fatal(err)
 			}
@@ -1093,15 +1069,7 @@ func (r *failingReader) Err() error {
 func TestDoubleUseAfterClose(t *testing.T) {
 	d := newDouble(t)
 	ctx := context.Background()
-	db := d.open(t, nil)
-	cn, err := db.Open(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := cn.NewStatement()
-	if err != nil {
-		t.Fatal(err)
-	}
+	db, cn, st := d.session(t, nil)
 	if err := st.SetSqlQuery("rows 9"); err != nil {
 		t.Fatal(err)
 	}
@@ -1207,16 +1175,7 @@ func TestDoubleCancelAfterClose(t *testing.T) {
 // still releases the driver's statement and the manager's C memory.
 func TestDoubleStatementClosedAfterConnection(t *testing.T) {
 	d := newDouble(t)
-	ctx := context.Background()
-	db := d.open(t, nil)
-	cn, err := db.Open(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := cn.NewStatement()
-	if err != nil {
-		t.Fatal(err)
-	}
+	db, cn, st := d.session(t, nil)
 	closeAll(t, cn)
 	if err := st.Close(); err != nil {
 		t.Logf("Statement.Close after Connection.Close: %v", err)
@@ -1231,15 +1190,7 @@ func TestDoubleStatementClosedAfterConnection(t *testing.T) {
 // is the driver's Cancelled.
 func TestDoubleContextCancels(t *testing.T) {
 	d := newDouble(t)
-	db := d.open(t, nil)
-	cn, err := db.Open(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := cn.NewStatement()
-	if err != nil {
-		t.Fatal(err)
-	}
+	db, cn, st := d.session(t, nil)
 	defer closeAll(t, db, cn, st)
 	if err := st.SetSqlQuery("wait"); err != nil {
 		t.Fatal(err)
@@ -1247,7 +1198,7 @@ func TestDoubleContextCancels(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	t0 := time.Now()
-	_, _, err = st.ExecuteQuery(ctx)
+	_, _, err := st.ExecuteQuery(ctx)
 	e := wantStatus(t, "a cancelled query", err, adbc.StatusCancelled)
 	if e.Msg != "double: cancelled" || time.Since(t0) > 5*time.Second {
 		t.Errorf("the query ended after %v with %v", time.Since(t0), err)
