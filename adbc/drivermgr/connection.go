@@ -105,7 +105,7 @@ type fnOf func(*cabi.Driver) uintptr
 // reader runs a call of the connection that fills an ArrowArrayStream
 // (args are the call's arguments before it) and returns the stream as a
 // reader whose calls are serialized with the connection's.
-func (c *Connection) reader(ctx context.Context, what string, fn fnOf, args func(m *cmem) []uintptr) (array.RecordReader, error) {
+func (c *Connection) reader(what string, fn fnOf, args func(m *cmem) []uintptr) (array.RecordReader, error) {
 	var rd *reader
 	err := c.with(func(m *cmem) error {
 		s := m.alloc(unsafe.Sizeof(abi.ArrayStream{}))
@@ -113,7 +113,7 @@ func (c *Connection) reader(ctx context.Context, what string, fn fnOf, args func
 			return err
 		}
 		var err error
-		rd, err = newReader(ctx, c, (*abi.ArrayStream)(abi.Pointer(s)), nil)
+		rd, err = newReader(c, (*abi.ArrayStream)(abi.Pointer(s)), nil)
 		return err
 	})
 	return rd, err
@@ -122,7 +122,7 @@ func (c *Connection) reader(ctx context.Context, what string, fn fnOf, args func
 func none(*cmem) []uintptr { return nil }
 
 func (c *Connection) GetInfo(ctx context.Context, codes []adbc.InfoCode) (array.RecordReader, error) {
-	return c.reader(ctx, "AdbcConnectionGetInfo", func(f *cabi.Driver) uintptr { return f.ConnectionGetInfo }, func(m *cmem) []uintptr {
+	return c.reader("AdbcConnectionGetInfo", func(f *cabi.Driver) uintptr { return f.ConnectionGetInfo }, func(m *cmem) []uintptr {
 		var p uintptr
 		if len(codes) > 0 {
 			p = m.alloc(uintptr(4 * len(codes)))
@@ -136,7 +136,7 @@ func (c *Connection) GetInfo(ctx context.Context, codes []adbc.InfoCode) (array.
 }
 
 func (c *Connection) GetObjects(ctx context.Context, depth adbc.ObjectDepth, catalog, dbSchema, tableName, columnName *string, tableType []string) (array.RecordReader, error) {
-	return c.reader(ctx, "AdbcConnectionGetObjects", func(f *cabi.Driver) uintptr { return f.ConnectionGetObjects }, func(m *cmem) []uintptr {
+	return c.reader("AdbcConnectionGetObjects", func(f *cabi.Driver) uintptr { return f.ConnectionGetObjects }, func(m *cmem) []uintptr {
 		var types uintptr
 		if tableType != nil { // a NULL-terminated list
 			types = m.alloc(uintptr(len(tableType)+1) * unsafe.Sizeof(uintptr(0)))
@@ -163,7 +163,7 @@ func (c *Connection) GetTableSchema(_ context.Context, catalog, dbSchema *string
 }
 
 func (c *Connection) GetTableTypes(ctx context.Context) (array.RecordReader, error) {
-	return c.reader(ctx, "AdbcConnectionGetTableTypes", func(f *cabi.Driver) uintptr { return f.ConnectionGetTableTypes }, none)
+	return c.reader("AdbcConnectionGetTableTypes", func(f *cabi.Driver) uintptr { return f.ConnectionGetTableTypes }, none)
 }
 
 // call makes one call of the connection with no other arguments.
@@ -180,13 +180,13 @@ func (c *Connection) Rollback(context.Context) error {
 }
 
 func (c *Connection) ReadPartition(ctx context.Context, serialized []byte) (array.RecordReader, error) {
-	return c.reader(ctx, "AdbcConnectionReadPartition", func(f *cabi.Driver) uintptr { return f.ConnectionReadPartition }, func(m *cmem) []uintptr {
+	return c.reader("AdbcConnectionReadPartition", func(f *cabi.Driver) uintptr { return f.ConnectionReadPartition }, func(m *cmem) []uintptr {
 		return []uintptr{m.bytes(serialized), uintptr(len(serialized))}
 	})
 }
 
 func (c *Connection) GetStatistics(ctx context.Context, catalog, dbSchema, tableName *string, approximate bool) (array.RecordReader, error) {
-	return c.reader(ctx, "AdbcConnectionGetStatistics", func(f *cabi.Driver) uintptr { return f.ConnectionGetStatistics }, func(m *cmem) []uintptr {
+	return c.reader("AdbcConnectionGetStatistics", func(f *cabi.Driver) uintptr { return f.ConnectionGetStatistics }, func(m *cmem) []uintptr {
 		a := uintptr(0)
 		if approximate {
 			a = 1
@@ -196,7 +196,7 @@ func (c *Connection) GetStatistics(ctx context.Context, catalog, dbSchema, table
 }
 
 func (c *Connection) GetStatisticNames(ctx context.Context) (array.RecordReader, error) {
-	return c.reader(ctx, "AdbcConnectionGetStatisticNames", func(f *cabi.Driver) uintptr { return f.ConnectionGetStatisticNames }, none)
+	return c.reader("AdbcConnectionGetStatisticNames", func(f *cabi.Driver) uintptr { return f.ConnectionGetStatisticNames }, none)
 }
 
 // Cancel asks the driver to stop what the connection is doing; it does not

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"github.com/purearrow/cdevice/abi"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -77,11 +78,9 @@ func (Driver) NewDatabaseWithContext(_ context.Context, opts map[string]string) 
 		return nil, err
 	}
 	db.options = options{d: drv, o: drv.dbOptions(), h: db.h, with: db.with}
-	for _, k := range slices.Sorted(keysOf(rest)) {
-		if err := db.options.SetOption(k, rest[k]); err != nil {
-			db.Close()
-			return nil, err
-		}
+	if err := db.SetOptions(rest); err != nil {
+		db.Close()
+		return nil, err
 	}
 	if err := drv.call("AdbcDatabaseInit", drv.fns.DatabaseInit, db.h); err != nil {
 		db.Close()
@@ -90,22 +89,12 @@ func (Driver) NewDatabaseWithContext(_ context.Context, opts map[string]string) 
 	return db, nil
 }
 
-func keysOf(m map[string]string) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
-}
-
 // A Database is an initialized AdbcDatabase of a loaded driver. It is safe
 // for concurrent use.
 type Database struct {
 	mu      sync.Mutex
 	drv     *driver
-	h       uintptr // struct AdbcDatabase, C memory; 0 once closed
+	h       uintptr // struct AdbcDatabase, C memory, freed by Close
 	options         // the option calls, with db.with
 	closed  bool
 	conns   map[*Connection]struct{} // open, closed by Close first
@@ -126,7 +115,7 @@ func (db *Database) live() error {
 
 // SetOptions sets each option (in key order).
 func (db *Database) SetOptions(opts map[string]string) error {
-	for _, k := range slices.Sorted(keysOf(opts)) {
+	for _, k := range slices.Sorted(maps.Keys(opts)) {
 		if err := db.SetOption(k, opts[k]); err != nil {
 			return err
 		}

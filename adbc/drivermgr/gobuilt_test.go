@@ -1,3 +1,8 @@
+//go:build cgo
+
+// The Go driver this test builds is a cgo program (-buildmode=c-shared),
+// so the test is one of the cgo test files; CI runs it in its race step.
+
 package drivermgr_test
 
 import (

@@ -4,9 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"strings"
 
 	"github.com/BurntSushi/toml"
 	"github.com/purearrow/cdevice/adbc"
@@ -93,18 +96,12 @@ func (m *manifest) library(path string) (string, error) {
 	return lib, nil
 }
 
+// keys lists a table's keys, for an error.
 func keys(m map[string]any) string {
-	s := ""
-	for k := range m {
-		if s != "" {
-			s += ", "
-		}
-		s += k
-	}
-	if s == "" {
+	if len(m) == 0 {
 		return "none"
 	}
-	return s
+	return strings.Join(slices.Sorted(maps.Keys(m)), ", ")
 }
 
 // platformTuple is this platform as manifests name it: <os>_<arch>, with

@@ -1,7 +1,6 @@
 package drivermgr
 
 import (
-	"context"
 	"errors"
 	"runtime"
 	"sync/atomic"
@@ -35,7 +34,7 @@ type reader struct {
 
 // newReader imports the stream the driver wrote into s; the connection is
 // held. stop (may be nil) is called when the reader is released.
-func newReader(_ context.Context, c *Connection, s *abi.ArrayStream, stop func()) (*reader, error) {
+func newReader(c *Connection, s *abi.ArrayStream, stop func()) (*reader, error) {
 	rd := &reader{c: c, stop: stop, snap: *s}
 	r, err := stream.ImportReader(s)
 	if err != nil {

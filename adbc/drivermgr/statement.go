@@ -121,7 +121,7 @@ func (s *Statement) ExecuteQuery(ctx context.Context) (array.RecordReader, int64
 		}
 		n = *(*int64)(abi.Pointer(rows))
 		var err error
-		rd, err = newReader(ctx, s.c, (*abi.ArrayStream)(abi.Pointer(out)), stop)
+		rd, err = newReader(s.c, (*abi.ArrayStream)(abi.Pointer(out)), stop)
 		return err
 	})
 	if err != nil {

@@ -85,10 +85,11 @@ func (g *gpu) read() error {
 		if err := g.probeHostCPU(); err != nil {
 			return err
 		}
-		if err := r.Call(StreamCreateWithFlags, o.ptr(1), r.t.StreamNonBlocking); err != nil {
+		s, err := r.newStream()
+		if err != nil {
 			return err
 		}
-		g.stream = o.uintptr(1)
+		g.stream = s
 		return nil
 	})
 	if err != nil {
@@ -109,13 +110,12 @@ func (g *gpu) probeHostCPU() error {
 	if r.hostCPU == nil {
 		return nil
 	}
-	o := newOut()
-	defer o.release()
-	if err := r.Call(StreamCreateWithFlags, o.ptr(0), r.t.StreamNonBlocking); err != nil {
+	s, err := r.newStream()
+	if err != nil {
 		return err
 	}
-	g.hostCPU = r.hostCPU(o.uintptr(0))
-	return r.destroy(StreamDestroy, o.uintptr(0))
+	g.hostCPU = r.hostCPU(s)
+	return r.destroy(StreamDestroy, s)
 }
 
 // cCalloc is ffi.Calloc with its rare failure (no C library, the C heap
@@ -372,13 +372,12 @@ func (d *Device) memcpy(op string, dst, src uintptr, n int, kind uintptr, s devi
 // NewStream returns a non-blocking stream of this GPU, usable with every
 // kind of memory of it.
 func (d *Device) NewStream() (device.Stream, error) {
-	o := newOut()
-	defer o.release()
-	err := d.g.on(func() error { return d.g.r.Call(StreamCreateWithFlags, o.ptr(0), d.g.r.t.StreamNonBlocking) })
+	var h uintptr
+	err := d.g.on(func() (err error) { h, err = d.g.r.newStream(); return err })
 	if err != nil {
 		return nil, fmt.Errorf("%v: NewStream: %w", d, err)
 	}
-	return &Stream{g: d.g, h: o.uintptr(0)}, nil
+	return &Stream{g: d.g, h: h}, nil
 }
 
 // NewEvent returns an event without timing.
@@ -446,14 +445,12 @@ func (d *Device) WaitForStream(foreign uintptr, s device.Stream) error {
 // foreign, through an event made for it and destroyed at once (the wait
 // keeps what it needs). The GPU must be current.
 func (g *gpu) streamAfter(h, foreign uintptr) error {
-	o := newOut()
-	defer o.release()
 	r := g.r
-	if err := r.Call(EventCreateWithFlags, o.ptr(0), r.t.EventDisableTiming); err != nil {
+	ev, err := r.newEvent()
+	if err != nil {
 		return err
 	}
-	ev := o.uintptr(0)
-	err := r.Call(EventRecord, ev, foreign)
+	err = r.Call(EventRecord, ev, foreign)
 	if err == nil {
 		err = r.Call(StreamWaitEvent, h, ev, 0)
 	}

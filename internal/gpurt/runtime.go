@@ -129,6 +129,24 @@ func (r *Runtime) Ready(op Op, args ...uintptr) (bool, error) {
 	}
 }
 
+// newStream makes a non-blocking stream, and newEvent an event without
+// timing, of the current GPU: the only kinds this package makes.
+func (r *Runtime) newStream() (uintptr, error) {
+	return r.create(StreamCreateWithFlags, r.t.StreamNonBlocking)
+}
+
+func (r *Runtime) newEvent() (uintptr, error) {
+	return r.create(EventCreateWithFlags, r.t.EventDisableTiming)
+}
+
+// create calls op(&handle, flags) and returns the handle.
+func (r *Runtime) create(op Op, flags uintptr) (uintptr, error) {
+	o := newOut()
+	defer o.release()
+	err := r.Call(op, o.ptr(0), flags)
+	return o.uintptr(0), err
+}
+
 // destroy calls op (StreamDestroy, EventDestroy) on h, a handle of our own
 // that no caller can release again: when it fails, it tries once more, so
 // nothing is left behind, and still returns the first failure (a runtime

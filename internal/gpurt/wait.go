@@ -63,18 +63,18 @@ type marker struct {
 // newMarker makes the marker of ev. The GPU must be current.
 func (g *gpu) newMarker(ev uintptr) (*marker, error) {
 	r := g.r
-	o := newOut()
-	defer o.release()
-	if err := r.Call(StreamCreateWithFlags, o.ptr(0), r.t.StreamNonBlocking); err != nil {
+	stream, err := r.newStream()
+	if err != nil {
 		return nil, err
 	}
-	m := &marker{g: g, stream: o.uintptr(0)}
-	err := r.Call(StreamWaitEvent, m.stream, ev, 0)
+	m := &marker{g: g, stream: stream}
+	err = r.Call(StreamWaitEvent, m.stream, ev, 0)
+	var mev uintptr
 	if err == nil {
-		err = r.Call(EventCreateWithFlags, o.ptr(1), r.t.EventDisableTiming)
+		mev, err = r.newEvent()
 	}
 	if err == nil {
-		m.ev = o.uintptr(1)
+		m.ev = mev
 		err = r.Call(EventRecord, m.ev, m.stream)
 	}
 	if err != nil {
@@ -103,12 +103,10 @@ func (m *marker) close() error {
 // never recorded (see marker). The GPU must be current.
 func (g *gpu) probeUnrecorded() error {
 	r := g.r
-	o := newOut()
-	defer o.release()
-	if err := r.Call(EventCreateWithFlags, o.ptr(0), r.t.EventDisableTiming); err != nil {
+	ev, err := r.newEvent()
+	if err != nil {
 		return err
 	}
-	ev := o.uintptr(0)
 	ready, err := r.Ready(EventQuery, ev)
 	g.unrecordedBusy = !ready
 	if derr := r.destroy(EventDestroy, ev); err == nil {
