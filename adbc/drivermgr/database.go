@@ -6,7 +6,6 @@ import (
 	"github.com/purearrow/cdevice/abi"
 	"maps"
 	"slices"
-	"strings"
 	"sync"
 	"unsafe"
 
@@ -32,36 +31,11 @@ func (d Driver) NewDatabase(opts map[string]string) (adbc.Database, error) {
 // set, and initializes it. The *Database it returns is an adbc.Database
 // and adbc.GetSetOptions.
 func (Driver) NewDatabaseWithContext(_ context.Context, opts map[string]string) (adbc.Database, error) {
-	r := loadRequest{flags: LoadFlagsDefault}
-	rest := map[string]string{}
-	for k, v := range opts {
-		switch k {
-		case OptionDriver:
-			r.driver = v
-		case OptionEntrypoint:
-			r.entrypoint = v
-		case OptionAdditionalSearchPaths:
-			r.extraPaths = splitList(v)
-		case LoadFlagsOptionKey:
-			f, err := parseFlags(v)
-			if err != nil {
-				return nil, err
-			}
-			r.flags = f
-		default:
-			rest[k] = v
-		}
+	q, err := newRequest(opts)
+	if err != nil {
+		return nil, err
 	}
-	if r.driver == "" {
-		if scheme, _, ok := strings.Cut(opts[OptionURI], "://"); ok && scheme != "" {
-			r.driver = scheme
-		}
-		if r.driver == "profile" {
-			return nil, loadErr(adbc.StatusNotImplemented, nil,
-				"%s %q: connection profiles are not supported yet: name the driver and its options instead", OptionURI, opts[OptionURI])
-		}
-	}
-	drv, err := load(r)
+	drv, err := load(q.loadRequest)
 	if err != nil {
 		return nil, err
 	}
@@ -78,7 +52,7 @@ func (Driver) NewDatabaseWithContext(_ context.Context, opts map[string]string) 
 		return nil, err
 	}
 	db.options = options{d: drv, o: drv.dbOptions(), h: db.h, with: db.with}
-	if err := db.SetOptions(rest); err != nil {
+	if err := db.setAll(q); err != nil {
 		db.Close()
 		return nil, err
 	}
@@ -117,6 +91,24 @@ func (db *Database) live() error {
 func (db *Database) SetOptions(opts map[string]string) error {
 	for _, k := range slices.Sorted(maps.Keys(opts)) {
 		if err := db.SetOption(k, opts[k]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// setAll sets the request's options, each kind in key order.
+func (db *Database) setAll(q *request) error {
+	if err := db.SetOptions(q.opts); err != nil {
+		return err
+	}
+	for _, k := range slices.Sorted(maps.Keys(q.ints)) {
+		if err := db.SetOptionInt(k, q.ints[k]); err != nil {
+			return err
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(q.doubles)) {
+		if err := db.SetOptionDouble(k, q.doubles[k]); err != nil {
 			return err
 		}
 	}

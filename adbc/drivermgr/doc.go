@@ -7,7 +7,11 @@
 // library path, a library name, or a manifest's path or name searched as
 // the ADBC spec says; "entrypoint"; LoadFlagsOptionKey;
 // "additional_manifest_search_path_list") and passes every other option to
-// the driver. Without "driver", the scheme of "uri" names it.
+// the driver. A "driver" of the scheme://rest form names the driver by its
+// scheme and is the "uri"; without "driver", the scheme of "uri" names it.
+// A connection profile (OptionProfile, or a "profile://NAME" uri or
+// driver) supplies a driver and options not set otherwise, as the ADBC
+// spec's connection_profiles describes.
 //
 // Unlike the C driver manager, every object here is safe for concurrent
 // use: the calls of one connection (its statements' and result readers'

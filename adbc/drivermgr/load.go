@@ -46,13 +46,6 @@ const (
 
 const defaultEntrypoint = "AdbcDriverInit"
 
-// loadRequest is what the options ask for.
-type loadRequest struct {
-	driver, entrypoint string
-	flags              int
-	extraPaths         []string
-}
-
 // ErrLoad is wrapped by every error of finding and loading a driver (with
 // adbc.Error's status: NotFound for a driver that is not there,
 // InvalidArgument for a bad name or manifest, Internal for a library that

@@ -33,32 +33,42 @@ type manifest struct {
 	} `toml:"Driver"`
 }
 
-// maxManifest bounds what is read of a manifest.
-const maxManifest = 1 << 20
+// maxTOML bounds what is read of a manifest or a profile.
+const maxTOML = 1 << 20
 
-// readManifest reads and checks the manifest at path (at most maxManifest
-// bytes of it: a path may name a pipe or a device).
-func readManifest(path string) (*manifest, error) {
+// readTOML decodes the TOML file at path (what, "manifest" or "profile",
+// names it in errors) into v, reading at most maxTOML bytes of it: a path
+// may name a pipe or a device.
+func readTOML(what, path string, v any) (toml.MetaData, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		st := adbc.StatusInvalidArgument
 		if errors.Is(err, os.ErrNotExist) {
 			st = adbc.StatusNotFound
 		}
-		return nil, loadErr(st, err, "manifest %s: %v", path, err)
+		return toml.MetaData{}, loadErr(st, err, "%s %s: %v", what, path, err)
 	}
-	data, err := io.ReadAll(io.LimitReader(f, maxManifest+1))
+	data, err := io.ReadAll(io.LimitReader(f, maxTOML+1))
 	f.Close()
 	if err != nil {
-		return nil, loadErr(adbc.StatusInvalidArgument, err, "manifest %s: %v", path, err)
+		return toml.MetaData{}, loadErr(adbc.StatusInvalidArgument, err, "%s %s: %v", what, path, err)
 	}
-	if len(data) > maxManifest {
-		return nil, loadErr(adbc.StatusInvalidArgument, nil, "manifest %s: more than %d bytes, more than a manifest has", path, maxManifest)
+	if len(data) > maxTOML {
+		return toml.MetaData{}, loadErr(adbc.StatusInvalidArgument, nil, "%s %s: more than %d bytes, more than a %s has", what, path, maxTOML, what)
 	}
-	var m manifest
-	md, err := toml.Decode(string(data), &m)
+	md, err := toml.Decode(string(data), v)
 	if err != nil {
-		return nil, loadErr(adbc.StatusInvalidArgument, err, "manifest %s: %v", path, err)
+		return md, loadErr(adbc.StatusInvalidArgument, err, "%s %s: %v", what, path, err)
+	}
+	return md, nil
+}
+
+// readManifest reads and checks the manifest at path.
+func readManifest(path string) (*manifest, error) {
+	var m manifest
+	md, err := readTOML("manifest", path, &m)
+	if err != nil {
+		return nil, err
 	}
 	if md.IsDefined("manifest_version") && m.ManifestVersion != 1 {
 		return nil, loadErr(adbc.StatusInvalidArgument, nil, "manifest %s: manifest_version %d; this driver manager reads version 1", path, m.ManifestVersion)

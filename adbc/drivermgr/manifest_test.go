@@ -183,6 +183,15 @@ type manifestCase struct {
 	cAnyStatus string
 	// cSkip: the C manager cannot be given this case.
 	cSkip string
+	// driverErr: the failure is the driver's own, not the loader's (no
+	// ErrLoad).
+	driverErr bool
+
+	// observe, when not nil, reads what a manager's answer did besides its
+	// status (a file the driver made, say) and undoes it; it runs after
+	// each manager's answer, and the two must read the same (unless the
+	// case differs).
+	observe func(e *mfEnv) string
 }
 
 // mfSQLiteURI is a URI the SQLite driver accepts with its own scheme (it
@@ -474,7 +483,7 @@ var manifestCases = []manifestCase{
 		want: adbc.StatusInvalidArgument,
 		// manifest.go bounds a manifest at 1 MiB; the C manager parses any
 		// size.
-		differ: "we refuse manifests over 1 MiB (maxManifest)",
+		differ: "we refuse manifests over 1 MiB (maxTOML)",
 		cWant:  adbc.StatusOK,
 	},
 	{
@@ -918,6 +927,25 @@ var manifestCases = []manifestCase{
 		flags: mfFlags(mfFDefault),
 	},
 	{
+		name: "driver option as a URI: its scheme names the driver, and it is the uri",
+		build: func(e *mfEnv) map[string]string {
+			e.manifest("env1/sqlite.toml")
+			e.setenv("ADBC_DRIVER_PATH", e.dir("env1"))
+			return map[string]string{"driver": mfSQLiteURI}
+		},
+		flags: mfFlags(mfFDefault),
+		rule:  "a driver option of the scheme://rest form names its driver by the scheme and is passed as the uri (InternalAdbcParseOptions)",
+	},
+	{
+		name: "driver option as a URI naming nothing that exists",
+		build: func(e *mfEnv) map[string]string {
+			e.mention("nosuchdb")
+			return map[string]string{"driver": "nosuchdb://host/db"}
+		},
+		flags: mfFlags(mfFDefault),
+		want:  adbc.StatusNotFound,
+	},
+	{
 		name: "uri without a driver or a scheme",
 		build: func(e *mfEnv) map[string]string {
 			return map[string]string{"uri": ":memory:"}
@@ -1104,19 +1132,6 @@ var manifestCases = []manifestCase{
 		// Both load it: the spec says a manifest "must not be named
 		// profile.toml", but neither manager refuses one that is.
 	},
-	{
-		name: "profile:// uri naming no profile",
-		build: func(e *mfEnv) map[string]string {
-			e.mention("profile")
-			return map[string]string{"uri": "profile://nosuchprofile"}
-		},
-		flags: mfFlags(mfFDefault),
-		want:  adbc.StatusNotImplemented,
-		// drivermgr has no connection profiles yet: a profile:// URI says
-		// so; the C manager looks for the profile nosuchprofile.toml.
-		differ: "no connection profiles here yet: profile:// is NotImplemented",
-		cWant:  adbc.StatusNotFound,
-	},
 }
 
 // mfLibm is a shared library that is not an ADBC driver.
@@ -1273,8 +1288,12 @@ func (m *mfCManager) answer(t *testing.T, opts map[string]string, fl *int) mfAns
 	if st := status(ffi.Call(m.newDB, db, errp)); st != adbc.StatusOK {
 		t.Fatalf("C AdbcDatabaseNew: %v %s", st, take())
 	}
+	// driverFailed: the driver's own DatabaseInit failed, after which the
+	// C manager has released the driver's database, and its
+	// AdbcDatabaseRelease answers InvalidState.
+	driverFailed := false
 	defer func() {
-		if st := status(ffi.Call(m.free, db, errp)); st != adbc.StatusOK {
+		if st := status(ffi.Call(m.free, db, errp)); st != adbc.StatusOK && !(driverFailed && st == adbc.StatusInvalidState) {
 			t.Errorf("C AdbcDatabaseRelease: %v %s", st, take())
 		}
 		take()
@@ -1290,7 +1309,9 @@ func (m *mfCManager) answer(t *testing.T, opts map[string]string, fl *int) mfAns
 		}
 	}
 	if st := status(ffi.Call(m.initDB, db, errp)); st != adbc.StatusOK {
-		return mfAnswer{status: st, msg: take()}
+		msg := take()
+		driverFailed = !strings.HasPrefix(msg, "[Driver Manager]")
+		return mfAnswer{status: st, msg: msg}
 	}
 	take()
 	return mfAnswer{}
@@ -1311,22 +1332,35 @@ func mfKeys(m map[string]string) func(func(string) bool) {
 // the same status (unless cAnyStatus says why not), unless the case says
 // how and why we deliberately differ; and our error names the files and
 // directories involved. -v logs both answers of every case.
-func TestManifest(t *testing.T) {
+func TestManifest(t *testing.T) { mfRun(t, manifestCases) }
+
+// mfRun is TestManifest over cases.
+func mfRun(t *testing.T, cases []manifestCase) {
 	mfNeedLinuxAMD64(t)
 	cm := mfLoadCManager(t)
 	var rows []string
-	for _, c := range manifestCases {
+	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			e := newMfEnv(t)
 			opts := c.build(e)
 
 			got, _ := mfOurs(opts, c.flags)
+			var saw, cSaw string
+			if c.observe != nil {
+				saw = c.observe(e)
+			}
 			var cgot mfAnswer
 			cs := "n/a (" + c.cSkip + ")"
 			if c.cSkip == "" {
 				cgot = cm.answer(t, opts, c.flags)
 				cs = cgot.status.String()
 				t.Logf("C:    %v", cgot)
+				if c.observe != nil {
+					cSaw = c.observe(e)
+					if c.differ == "" && saw != cSaw {
+						t.Errorf("ours left %q, the C manager %q", saw, cSaw)
+					}
+				}
 			}
 			t.Logf("ours: %v", got)
 			rows = append(rows, fmt.Sprintf("%-90s | ours: %-16v | C: %s", c.name, got.status, cs))
@@ -1365,10 +1399,13 @@ func TestManifest(t *testing.T) {
 
 // TestManifestErrorsWrapErrLoad: every failure of the table is an
 // adbc.Error (errors.As) with the case's status, and wraps ErrLoad.
-func TestManifestErrorsWrapErrLoad(t *testing.T) {
+func TestManifestErrorsWrapErrLoad(t *testing.T) { mfRunErrors(t, manifestCases) }
+
+// mfRunErrors is TestManifestErrorsWrapErrLoad over cases.
+func mfRunErrors(t *testing.T, cases []manifestCase) {
 	mfNeedLinuxAMD64(t)
-	for _, c := range manifestCases {
-		if c.want == adbc.StatusOK {
+	for _, c := range cases {
+		if c.want == adbc.StatusOK || c.driverErr {
 			continue
 		}
 		t.Run(c.name, func(t *testing.T) {

@@ -3,6 +3,7 @@ package drivermgr
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -21,8 +22,8 @@ func searchDirs(r loadRequest) []string {
 		}
 	}
 	if r.flags&LoadFlagsSearchPath != 0 {
-		if d := userDir(); d != "" {
-			dirs = append(dirs, d)
+		if d := userConfigDir(); d != "" {
+			dirs = append(dirs, filepath.Join(d, driversDir))
 		}
 	}
 	if r.flags&LoadFlagsSearchSystem != 0 {
@@ -43,4 +44,18 @@ func splitList(s string) []string {
 		}
 	}
 	return out
+}
+
+// profileDirs lists the directories searched for a connection profile, in
+// the spec's order: the caller's extra paths, $ADBC_PROFILE_PATH,
+// $CONDA_PREFIX/etc/adbc/profiles, the user's. Load flags do not apply.
+func profileDirs(extra []string) []string {
+	dirs := append(slices.Clone(extra), splitList(os.Getenv("ADBC_PROFILE_PATH"))...)
+	if p := os.Getenv("CONDA_PREFIX"); p != "" {
+		dirs = append(dirs, filepath.Join(p, "etc", "adbc", "profiles"))
+	}
+	if d := userConfigDir(); d != "" {
+		dirs = append(dirs, filepath.Join(d, profilesDir))
+	}
+	return dirs
 }

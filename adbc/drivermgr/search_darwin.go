@@ -7,10 +7,12 @@ import (
 
 const libraryExt = ".dylib"
 
-// userDir is ~/Library/Application Support/ADBC/Drivers.
-func userDir() string {
+const driversDir, profilesDir = "Drivers", "Profiles"
+
+// userConfigDir is ~/Library/Application Support/ADBC.
+func userConfigDir() string {
 	if h, err := os.UserHomeDir(); err == nil {
-		return filepath.Join(h, "Library", "Application Support", "ADBC", "Drivers")
+		return filepath.Join(h, "Library", "Application Support", "ADBC")
 	}
 	return ""
 }

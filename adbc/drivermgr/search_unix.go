@@ -9,13 +9,17 @@ import (
 
 const libraryExt = ".so"
 
-// userDir is $XDG_CONFIG_HOME/adbc/drivers, or ~/.config/adbc/drivers.
-func userDir() string {
+// The user's manifests and profiles are in userConfigDir's drivers and
+// profiles.
+const driversDir, profilesDir = "drivers", "profiles"
+
+// userConfigDir is $XDG_CONFIG_HOME/adbc, or ~/.config/adbc.
+func userConfigDir() string {
 	if d := os.Getenv("XDG_CONFIG_HOME"); d != "" {
-		return filepath.Join(d, "adbc", "drivers")
+		return filepath.Join(d, "adbc")
 	}
 	if h, err := os.UserHomeDir(); err == nil {
-		return filepath.Join(h, ".config", "adbc", "drivers")
+		return filepath.Join(h, ".config", "adbc")
 	}
 	return ""
 }

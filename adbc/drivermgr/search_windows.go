@@ -7,11 +7,13 @@ import (
 
 const libraryExt = ".dll"
 
-// userDir is %LOCALAPPDATA%\ADBC\Drivers. (The registry keys the ADBC spec
+const driversDir, profilesDir = "Drivers", "Profiles"
+
+// userConfigDir is %LOCALAPPDATA%\ADBC. (The registry keys the ADBC spec
 // also names, HKCU and HKLM\SOFTWARE\ADBC\Drivers, are not read yet.)
-func userDir() string {
+func userConfigDir() string {
 	if d := os.Getenv("LOCALAPPDATA"); d != "" {
-		return filepath.Join(d, "ADBC", "Drivers")
+		return filepath.Join(d, "ADBC")
 	}
 	return ""
 }

@@ -4,9 +4,11 @@
 //
 //	sql --driver sqlite --uri file:demo.db "SELECT * FROM t"
 //	sql --driver /path/libadbc_driver_postgresql.so --uri postgresql://... --out t.arrow "SELECT ..."
+//	sql --profile warehouse "SELECT ..."
 //
 // --driver takes what the "driver" option of drivermgr takes: a library's
-// path or name, or a manifest's path or name. -o key=value sets any other
+// path or name, or a manifest's path or name; --profile a connection
+// profile's name or path (a driver and its options). -o key=value sets any other
 // database option. On a terminal, a progress line on stderr counts the
 // rows of a long read.
 package main
@@ -52,18 +54,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&c.driver, "driver", "", "the driver: a library path or name, or a manifest path or name")
 	fs.StringVar(&c.uri, "uri", "", "the database URI (the driver's \"uri\" option)")
 	fs.StringVar(&c.entrypoint, "entrypoint", "", "the driver's entry point, where it is not the default")
+	fs.StringVar(&c.profile, "profile", "", "a connection profile: its name (NAME.toml searched for) or path")
 	fs.StringVar(&c.out, "out", "", "write the result to this file as Arrow IPC (the file format for .arrow, the stream format otherwise) instead of printing it")
 	fs.IntVar(&c.limit, "limit", 100, "print at most this many rows (all are read; 0: no limit)")
 	fs.BoolVar(&c.progress, "progress", isTerminal(stderr), "show a progress line on stderr during the read")
 	fs.Var(c.opts, "o", "a database option, key=value (repeatable)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: sql --driver NAME|PATH [--uri URI] [-o key=value]... [--out FILE] \"QUERY\"")
+		fmt.Fprintln(stderr, "usage: sql --driver NAME|PATH|--profile NAME|PATH [--uri URI] [-o key=value]... [--out FILE] \"QUERY\"")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	if fs.NArg() != 1 || (c.driver == "" && c.uri == "") {
+	if fs.NArg() != 1 || (c.driver == "" && c.uri == "" && c.profile == "") {
 		fs.Usage()
 		return 2
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -105,5 +106,28 @@ func TestErrors(t *testing.T) {
 	}
 	if code, _, errOut := runSQL(t, "--driver", sqliteDriver(t), "SELEC 1"); code != 1 || !strings.Contains(errOut, "syntax error") {
 		t.Errorf("bad query: exit %d, %q", code, errOut)
+	}
+}
+
+// --profile names a connection profile: its driver and options (here the
+// database file the query reads).
+func TestProfile(t *testing.T) {
+	drv := sqliteDriver(t)
+	dir := t.TempDir()
+	dbFile := filepath.Join(dir, "p.db")
+	prof := "profile_version = 1\ndriver = " + strconv.Quote(drv) + "\n[Options]\nuri = " + strconv.Quote("file:"+dbFile) + "\n"
+	if err := os.WriteFile(filepath.Join(dir, "warehouse.toml"), []byte(prof), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("ADBC_PROFILE_PATH", dir)
+	if code, _, errOut := runSQL(t, "--profile", "warehouse", "CREATE TABLE t AS SELECT 41 + 1 AS answer"); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	code, out, errOut := runSQL(t, "--uri", "profile://warehouse", "SELECT answer FROM t")
+	if code != 0 || !strings.Contains(out, "42") {
+		t.Fatalf("exit %d: %s%s", code, out, errOut)
+	}
+	if _, err := os.Stat(dbFile); err != nil {
+		t.Errorf("the profile's database: %v", err)
 	}
 }

@@ -16,10 +16,10 @@ import (
 )
 
 type config struct {
-	driver, uri, entrypoint, out, query string
-	limit                               int
-	progress                            bool
-	opts                                options
+	driver, uri, entrypoint, profile, out, query string
+	limit                                        int
+	progress                                     bool
+	opts                                         options
 }
 
 // run opens the database, runs the query and prints or writes its result
@@ -29,7 +29,7 @@ func (c *config) run(ctx context.Context, stdout, stderr io.Writer) error {
 	for k, v := range c.opts {
 		opts[k] = v
 	}
-	for k, v := range map[string]string{"driver": c.driver, "uri": c.uri, "entrypoint": c.entrypoint} {
+	for k, v := range map[string]string{"driver": c.driver, "uri": c.uri, "entrypoint": c.entrypoint, "profile": c.profile} {
 		if v != "" {
 			opts[k] = v
 		}

@@ -1,0 +1,140 @@
+package drivermgr
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/purearrow/cdevice/adbc"
+)
+
+// loadRequest is what the options ask of the loader.
+type loadRequest struct {
+	driver, entrypoint string
+	flags              int
+	extraPaths         []string
+}
+
+// A request is what NewDatabase's options ask for: the driver to load and
+// its database options, a connection profile's merged in.
+type request struct {
+	loadRequest
+	opts    map[string]string // the driver's string options
+	ints    map[string]int64  // a profile's integer options
+	doubles map[string]float64
+}
+
+// newRequest sorts the options into the manager's and the driver's, reads
+// the connection profile they name (the options set win over its own),
+// and finds the driver: the "driver" option (a URI there names the driver
+// by its scheme and is the uri), else the profile's, else the uri's
+// scheme.
+func newRequest(opts map[string]string) (*request, error) {
+	q := &request{loadRequest: loadRequest{flags: LoadFlagsDefault}, opts: map[string]string{}}
+	var profileName string
+	var profileFrom, profilePaths []string
+	for k, v := range opts {
+		switch k {
+		case OptionDriver:
+			q.driver = v
+		case OptionEntrypoint:
+			q.entrypoint = v
+		case OptionAdditionalSearchPaths:
+			q.extraPaths = splitList(v)
+		case OptionAdditionalProfileSearchPaths:
+			profilePaths = splitList(v)
+		case LoadFlagsOptionKey:
+			f, err := parseFlags(v)
+			if err != nil {
+				return nil, err
+			}
+			q.flags = f
+		case OptionProfile:
+			profileName = v
+			profileFrom = append(profileFrom, fmt.Sprintf("%s %q", OptionProfile, v))
+		default:
+			q.opts[k] = v
+		}
+	}
+	if name, ok := strings.CutPrefix(q.driver, profileScheme); ok {
+		profileName = name
+		profileFrom = append(profileFrom, fmt.Sprintf("%s %q", OptionDriver, q.driver))
+		q.driver = ""
+	}
+	if name, ok := strings.CutPrefix(q.opts[OptionURI], profileScheme); ok {
+		profileName = name
+		profileFrom = append(profileFrom, fmt.Sprintf("%s %q", OptionURI, q.opts[OptionURI]))
+		delete(q.opts, OptionURI)
+	}
+	if len(profileFrom) > 1 {
+		return nil, loadErr(adbc.StatusInvalidArgument, nil, "more than one connection profile (%s): name one", strings.Join(profileFrom, ", "))
+	}
+	if profileName != "" {
+		if err := q.merge(profileName, profilePaths); err != nil {
+			return nil, err
+		}
+		if strings.HasPrefix(q.driver, profileScheme) || strings.HasPrefix(q.opts[OptionURI], profileScheme) {
+			return nil, loadErr(adbc.StatusInvalidArgument, nil, "connection profile %q names a profile:// driver or uri: a profile cannot name another", profileName)
+		}
+	}
+	if scheme, ok := uriScheme(q.driver); ok {
+		q.opts[OptionURI] = q.driver
+		q.driver = scheme
+	}
+	if q.driver == "" {
+		q.driver, _ = uriScheme(q.opts[OptionURI])
+	}
+	return q, nil
+}
+
+// merge reads the profile name names and merges it into q: its driver,
+// unless q names another (an error), and its options not set already,
+// string values interpolated.
+func (q *request) merge(name string, paths []string) error {
+	p, err := findProfile(name, paths)
+	if err != nil {
+		return err
+	}
+	if p.driver != "" {
+		if q.driver != "" && q.driver != p.driver {
+			return loadErr(adbc.StatusInvalidArgument, nil, "connection profile %s names driver %q, not the %q asked for", p.path, p.driver, q.driver)
+		}
+		q.driver = p.driver
+	}
+	for k, v := range p.strs {
+		v, err := interpolate(k, v)
+		if err != nil {
+			return loadErr(adbc.StatusInvalidArgument, err, "connection profile %s: %v", p.path, err)
+		}
+		if _, set := q.opts[k]; !set {
+			q.opts[k] = v
+		}
+	}
+	q.ints, q.doubles = map[string]int64{}, map[string]float64{}
+	for k, v := range p.ints {
+		if _, set := q.opts[k]; !set {
+			q.ints[k] = v
+		}
+	}
+	for k, v := range p.doubles {
+		if _, set := q.opts[k]; !set {
+			q.doubles[k] = v
+		}
+	}
+	return nil
+}
+
+// uriScheme is s's scheme where s is a URI of the scheme://rest form (the
+// scheme a letter, then letters, digits, +, - and .).
+func uriScheme(s string) (string, bool) {
+	scheme, _, ok := strings.Cut(s, "://")
+	if !ok || scheme == "" {
+		return "", false
+	}
+	for i, c := range scheme {
+		letter := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+		if !letter && (i == 0 || !(c >= '0' && c <= '9' || c == '+' || c == '-' || c == '.')) {
+			return "", false
+		}
+	}
+	return scheme, true
+}
