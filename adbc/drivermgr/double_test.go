@@ -888,33 +888,56 @@ func TestDoubleDriverReleaseOnce(t *testing.T) {
 }
 
 // The entry point is the one derived from the library's name where it has
-// it (libadbc_driver_double.so: AdbcDriverDoubleInit), AdbcDriverInit
+// it (libadbc_driver_double.so or .dll: AdbcDriverDoubleInit), AdbcDriverInit
 // otherwise, or the one the "entrypoint" option names.
 func TestDoubleEntrypoint(t *testing.T) {
 	d := newDouble(t)
-	link := filepath.Join(t.TempDir(), "libadbc_driver_double.so")
-	if err := os.Symlink(d.path, link); err != nil {
-		t.Skipf("cannot make a symlink: %v", err)
+	// A copy (Windows loads no library through a symbolic link), with the
+	// platform's suffix: a library of its own, whose double_entry tells.
+	// Not in t.TempDir: drivermgr never unloads a driver, and Windows
+	// deletes no loaded library, so the removal is a best effort.
+	dir, err := os.MkdirTemp("", "double-entry")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	link := filepath.Join(dir, "libadbc_driver_double"+filepath.Ext(d.path))
+	b, err := os.ReadFile(d.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(link, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cp, err := ffi.Open(link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cp.Close() })
+	cpEntry, err := cp.Symbol("double_entry")
+	if err != nil {
+		t.Fatal(err)
 	}
 	for _, c := range []struct {
-		opts map[string]string
-		want string
+		opts  map[string]string
+		entry func() string
+		want  string
 	}{
-		{map[string]string{"driver": d.path}, "AdbcDriverInit"},
-		{map[string]string{"driver": link}, "AdbcDriverDoubleInit"},
-		{map[string]string{"driver": link, "entrypoint": "AdbcDriverInit"}, "AdbcDriverInit"},
+		{map[string]string{"driver": d.path}, d.entry, "AdbcDriverInit"},
+		{map[string]string{"driver": link}, func() string { return ffi.GoString(ffi.Call(cpEntry)) }, "AdbcDriverDoubleInit"},
+		{map[string]string{"driver": link, "entrypoint": "AdbcDriverInit"}, func() string { return ffi.GoString(ffi.Call(cpEntry)) }, "AdbcDriverInit"},
 	} {
 		db, err := drivermgr.Driver{}.NewDatabase(c.opts)
 		if err != nil {
 			t.Errorf("%v: %v", c.opts, err)
 			continue
 		}
-		if got := d.entry(); got != c.want {
+		if got := c.entry(); got != c.want {
 			t.Errorf("%v: entry point %s, want %s", c.opts, got, c.want)
 		}
 		closeAll(t, db)
 	}
-	_, err := drivermgr.Driver{}.NewDatabase(map[string]string{"driver": d.path, "entrypoint": "NoSuchInit"})
+	_, err = drivermgr.Driver{}.NewDatabase(map[string]string{"driver": d.path, "entrypoint": "NoSuchInit"})
 	wantStatus(t, "a missing entry point", err, adbc.StatusInternal)
 }
 

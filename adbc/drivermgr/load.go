@@ -108,13 +108,12 @@ func load(r loadRequest) (*driver, error) {
 		return open(name, r.entrypoint)
 	}
 	var searched, passed []string
-	for _, dir := range searchDirs(r) {
-		searched = append(searched, dir)
-		m := filepath.Join(dir, name+".toml")
-		if _, err := os.Stat(m); err != nil {
+	for _, pl := range searchPlaces(r) {
+		searched = append(searched, pl.String())
+		d, found, err := pl.lookup(name, r.entrypoint)
+		if !found {
 			continue
 		}
-		d, err := openManifest(m, r.entrypoint)
 		if err == nil || !errors.Is(err, adbc.ErrNotFound) {
 			return d, err
 		}

@@ -7,10 +7,35 @@ import (
 	"strings"
 )
 
-// searchDirs lists the directories searched for a manifest, in the ADBC
-// spec's order, as the load flags allow: $ADBC_DRIVER_PATH, the caller's
-// extra paths, $CONDA_PREFIX/etc/adbc/drivers, the user's, the system's.
-func searchDirs(r loadRequest) []string {
+// A place is where a driver named without a path is looked for: a
+// directory of manifests, or (on Windows) a registry key of drivers.
+type place interface {
+	// lookup loads the driver called name from here, with entrypoint
+	// unless the place names one; found is false where nothing here is
+	// called so.
+	lookup(name, entrypoint string) (d *driver, found bool, err error)
+	String() string
+}
+
+// manifestDir is a directory of manifests, NAME.toml.
+type manifestDir string
+
+func (dir manifestDir) String() string { return string(dir) }
+
+func (dir manifestDir) lookup(name, entrypoint string) (*driver, bool, error) {
+	m := filepath.Join(string(dir), name+".toml")
+	if _, err := os.Stat(m); err != nil {
+		return nil, false, nil
+	}
+	d, err := openManifest(m, entrypoint)
+	return d, true, err
+}
+
+// searchPlaces lists the places searched for a driver named without a
+// path, in the ADBC spec's order, as the load flags allow:
+// $ADBC_DRIVER_PATH, the caller's extra paths,
+// $CONDA_PREFIX/etc/adbc/drivers, the user's, the system's.
+func searchPlaces(r loadRequest) []place {
 	var dirs []string
 	if r.flags&LoadFlagsSearchEnv != 0 {
 		dirs = append(dirs, splitList(os.Getenv("ADBC_DRIVER_PATH"))...)
@@ -21,17 +46,25 @@ func searchDirs(r loadRequest) []string {
 			dirs = append(dirs, filepath.Join(p, "etc", "adbc", "drivers"))
 		}
 	}
+	var places []place
+	for _, d := range dirs {
+		places = append(places, manifestDir(d))
+	}
 	if r.flags&LoadFlagsSearchPath != 0 {
-		if d := userConfigDir(); d != "" {
-			dirs = append(dirs, filepath.Join(d, driversDir))
-		}
+		places = append(places, userPlaces()...)
 	}
 	if r.flags&LoadFlagsSearchSystem != 0 {
-		if d := systemDir(); d != "" {
-			dirs = append(dirs, d)
-		}
+		places = append(places, systemPlaces()...)
 	}
-	return dirs
+	return places
+}
+
+// userManifestDir is the user's directory of manifests, where there is one.
+func userManifestDir() []place {
+	if d := userConfigDir(); d != "" {
+		return []place{manifestDir(filepath.Join(d, driversDir))}
+	}
+	return nil
 }
 
 // splitList splits a list of directories at os.PathListSeparator, dropping

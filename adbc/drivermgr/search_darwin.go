@@ -17,7 +17,11 @@ func userConfigDir() string {
 	return ""
 }
 
-func systemDir() string { return "/Library/Application Support/ADBC/Drivers" }
+// userPlaces are where the user's drivers are: the user's manifests.
+func userPlaces() []place { return userManifestDir() }
+
+// systemPlaces are where the system's drivers are: its manifests.
+func systemPlaces() []place { return []place{manifestDir("/Library/Application Support/ADBC/Drivers")} }
 
 func systemLibrary(name string) string {
 	if len(name) < 3 || name[:3] != "lib" {

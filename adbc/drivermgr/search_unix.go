@@ -24,7 +24,11 @@ func userConfigDir() string {
 	return ""
 }
 
-func systemDir() string { return "/etc/adbc/drivers" }
+// userPlaces are where the user's drivers are: the user's manifests.
+func userPlaces() []place { return userManifestDir() }
+
+// systemPlaces are where the system's drivers are: its manifests.
+func systemPlaces() []place { return []place{manifestDir("/etc/adbc/drivers")} }
 
 // systemLibrary is the name the system's loader is given for a driver
 // named without path or extension: lib<name>.so, unless name has that

@@ -326,8 +326,10 @@ func ModuleRoot() (string, error) {
 const EnvPrebuilt = "CDEVICE_CTEST_PREBUILT"
 
 // prebuilt is the library of name in dir, or why there is none (a skip).
+// Include directories only find headers, which Prebuild was given; other
+// options make another library.
 func prebuilt(dir, name string, o Options) (string, bool, error) {
-	if len(o.Sources) > 0 || len(o.Include) > 0 || len(o.Define) > 0 || len(o.Flags) > 0 || len(o.Link) > 0 {
+	if len(o.Sources) > 0 || len(o.Define) > 0 || len(o.Flags) > 0 || len(o.Link) > 0 {
 		return "", true, fmt.Errorf("%s is built with options, which %s=%s cannot hold", name, EnvPrebuilt, dir)
 	}
 	path := filepath.Join(dir, "lib"+name+host.suffix())
@@ -339,8 +341,9 @@ func prebuilt(dir, name string, o Options) (string, bool, error) {
 
 // Prebuild builds every testdata/c library that builds for goos/goarch into
 // dir, as test binaries of that platform find them through EnvPrebuilt, and
-// returns the names of those that do not build there, with why.
-func Prebuild(dir, goos, goarch string) (failed map[string]error, err error) {
+// returns the names of those that do not build there, with why. include
+// are the include directories every library is built with.
+func Prebuild(dir, goos, goarch string, include []string) (failed map[string]error, err error) {
 	root, err := ModuleRoot()
 	if err != nil {
 		return nil, err
@@ -355,7 +358,7 @@ func Prebuild(dir, goos, goarch string) (failed map[string]error, err error) {
 		name := strings.TrimSuffix(filepath.Base(src), ".c")
 		out := filepath.Join(dir, "lib"+name+p.suffix())
 		os.Remove(out)
-		if _, _, err := compileFor(p, name, Options{}, out); err != nil {
+		if _, _, err := compileFor(p, name, Options{Include: include}, out); err != nil {
 			failed[name] = err
 		}
 	}

@@ -23,7 +23,9 @@
  * freed by double_reset, so that a call on it is caught (double_misuse)
  * rather than reading freed memory.
  */
-#define ADBC_EXPORTING
+/* adbc.h's ADBC_EXPORT empty: mingw-w64 warns of dllexport or dllimport on
+ * its structs, and the functions exported here say so themselves (EXPORT). */
+#define ADBC_EXPORT
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>

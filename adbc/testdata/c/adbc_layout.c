@@ -5,6 +5,9 @@
 #include <stddef.h>
 #include <string.h>
 
+/* adbc.h's ADBC_EXPORT empty: mingw-w64 warns of dllexport or dllimport on
+ * its structs, and the functions exported here say so themselves (EXPORT). */
+#define ADBC_EXPORT
 #include "adbc.h"
 
 #ifdef _WIN32

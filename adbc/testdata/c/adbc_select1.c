@@ -6,6 +6,9 @@
 #include <stdint.h>
 #include <string.h>
 
+/* adbc.h's ADBC_EXPORT empty: mingw-w64 warns of dllexport or dllimport on
+ * its structs, and the functions exported here say so themselves (EXPORT). */
+#define ADBC_EXPORT
 #include "adbc.h"
 #include "dl.h"
 

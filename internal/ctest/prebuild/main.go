@@ -3,7 +3,7 @@
 // be started (Windows test binaries under Wine): run them with
 // CDEVICE_CTEST_PREBUILT set to that folder.
 //
-//	go run ./internal/ctest/prebuild -goos windows -goarch amd64 -o DIR
+//	go run ./internal/ctest/prebuild -goos windows -goarch amd64 -o DIR [-I DIR]...
 //
 // It builds with what ctest would ($CC, else the platform's cross
 // compiler) and lists the libraries that do not build there, with why.
@@ -24,12 +24,14 @@ func main() {
 	goos := flag.String("goos", runtime.GOOS, "the platform's GOOS")
 	goarch := flag.String("goarch", runtime.GOARCH, "the platform's GOARCH")
 	out := flag.String("o", "", "the folder to build into (required)")
+	var include includes
+	flag.Var(&include, "I", "an include directory of every library (repeatable)")
 	flag.Parse()
 	if *out == "" || flag.NArg() > 0 {
 		flag.Usage()
 		os.Exit(2)
 	}
-	failed, err := ctest.Prebuild(*out, *goos, *goarch)
+	failed, err := ctest.Prebuild(*out, *goos, *goarch, include)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "prebuild:", err)
 		os.Exit(1)
@@ -53,4 +55,14 @@ func why(err error) string {
 		}
 	}
 	return lines[0]
+}
+
+// includes are repeated -I flags.
+type includes []string
+
+func (i *includes) String() string { return strings.Join(*i, " ") }
+
+func (i *includes) Set(s string) error {
+	*i = append(*i, s)
+	return nil
 }
