@@ -4,6 +4,10 @@ import (
 	"context"
 	"path/filepath"
 	"testing"
+	"unsafe"
+
+	"github.com/purearrow/cdevice/abi"
+	"github.com/purearrow/cdevice/adbc/internal/cabi"
 
 	"github.com/purearrow/cdevice/internal/ctest"
 	"github.com/purearrow/cdevice/internal/ffi"
@@ -11,8 +15,10 @@ import (
 
 // BenchmarkSelect1 is the per-query overhead: "SELECT 1" on SQLite (in
 // memory), a statement made, run, its result read to the end and released,
-// through this manager (Go) and through Arrow's C driver manager by plain
-// C (C), same driver, same process:
+// through this manager (Go), through Arrow's C driver manager by plain C
+// (C), and the same C calls as C's made from Go through purego, with
+// nothing else (purego: the floor of any Go caller without cgo); same
+// driver, same process:
 //
 //	go test ./drivermgr -run XXX -bench Select1 -count 5
 func BenchmarkSelect1(b *testing.B) {
@@ -48,6 +54,7 @@ func BenchmarkSelect1(b *testing.B) {
 			}
 		}
 	})
+	b.Run("purego", func(b *testing.B) { select1Purego(b, drv) })
 	b.Run("C", func(b *testing.B) {
 		lib, err := ffi.Open(ctest.Build(b, "adbc_select1", ctest.Options{Include: []string{adbcInclude(b), coreCInclude(b)}}))
 		if err != nil {
@@ -66,6 +73,71 @@ func BenchmarkSelect1(b *testing.B) {
 		}
 	})
 }
+
+// select1Purego runs the C side's calls (adbc_select1.c's s1_run) from Go,
+// each one purego call: Arrow's C driver manager's, then the stream's and
+// its structs' callbacks. The result is released unread.
+func select1Purego(b *testing.B, drv string) {
+	lib, err := ffi.Open(sharedADBC(b, "libadbc_driver_manager.so"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	sym := func(name string) uintptr {
+		p, err := lib.Symbol(name)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return p
+	}
+	mem := func(n uintptr) uintptr {
+		p, err := ffi.Calloc(n)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { ffi.Free(p) })
+		return uintptr(p)
+	}
+	e := mem(unsafe.Sizeof(cabi.Error{}))
+	ok := func(what string, st uintptr) {
+		if uint8(st) != 0 {
+			b.Fatalf("%s: status %d: %s", what, uint8(st), ffi.GoString(errAtT(e).Message))
+		}
+	}
+	db, conn := mem(unsafe.Sizeof(cabi.Handle{})), mem(unsafe.Sizeof(cabi.Handle{}))
+	ok("AdbcDatabaseNew", ffi.Call(sym("AdbcDatabaseNew"), db, e))
+	ok("AdbcDatabaseSetOption", ffi.Call(sym("AdbcDatabaseSetOption"), db, cstr(b, "driver"), cstr(b, drv), e))
+	ok("AdbcDatabaseInit", ffi.Call(sym("AdbcDatabaseInit"), db, e))
+	ok("AdbcConnectionNew", ffi.Call(sym("AdbcConnectionNew"), conn, e))
+	ok("AdbcConnectionInit", ffi.Call(sym("AdbcConnectionInit"), conn, db, e))
+	b.Cleanup(func() {
+		ffi.Call(sym("AdbcConnectionRelease"), conn, e)
+		ffi.Call(sym("AdbcDatabaseRelease"), db, e)
+	})
+	stNew, stQuery, stExec, stRelease := sym("AdbcStatementNew"), sym("AdbcStatementSetSqlQuery"),
+		sym("AdbcStatementExecuteQuery"), sym("AdbcStatementRelease")
+	query := cstr(b, "SELECT 1")
+	st, rows := mem(unsafe.Sizeof(cabi.Handle{})), mem(8)
+	sp, scp, ap := mem(unsafe.Sizeof(abi.ArrayStream{})), mem(unsafe.Sizeof(abi.Schema{})), mem(unsafe.Sizeof(abi.Array{}))
+	s, a := (*abi.ArrayStream)(abi.Pointer(sp)), (*abi.Array)(abi.Pointer(ap))
+	for b.Loop() {
+		ok("AdbcStatementNew", ffi.Call(stNew, conn, st, e))
+		ok("AdbcStatementSetSqlQuery", ffi.Call(stQuery, st, query, e))
+		ok("AdbcStatementExecuteQuery", ffi.Call(stExec, st, sp, rows, e))
+		ok("get_schema", ffi.Call(s.GetSchema, sp, scp))
+		ffi.Call((*abi.Schema)(abi.Pointer(scp)).Release, scp)
+		for {
+			ok("get_next", ffi.Call(s.GetNext, sp, ap))
+			if a.Release == 0 {
+				break
+			}
+			ffi.Call(a.Release, ap)
+		}
+		ffi.Call(s.Release, sp)
+		ok("AdbcStatementRelease", ffi.Call(stRelease, st, e))
+	}
+}
+
+func errAtT(e uintptr) *cabi.Error { return (*cabi.Error)(abi.Pointer(e)) }
 
 func cstr(tb testing.TB, s string) uintptr {
 	p, err := ffi.CString(s)
