@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/purearrow/cdevice/abi"
+	"github.com/purearrow/cdevice/adbc/drivermgr"
 	"github.com/purearrow/cdevice/adbc/internal/cabi"
 
 	"github.com/purearrow/cdevice/internal/ctest"
@@ -24,7 +25,12 @@ import (
 func BenchmarkSelect1(b *testing.B) {
 	drv := sharedADBC(b, "libadbc_driver_sqlite.so")
 	b.Run("Go", func(b *testing.B) {
-		db := sqliteDB(b, map[string]string{"driver": drv})
+		// The driver's default database, as the C side's.
+		db, err := drivermgr.Driver{}.NewDatabase(map[string]string{"driver": drv})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer db.Close()
 		c, err := db.Open(context.Background())
 		if err != nil {
 			b.Fatal(err)
