@@ -37,6 +37,9 @@ func (Driver) NewDatabaseWithContext(_ context.Context, opts map[string]string) 
 	}
 	drv, err := load(q.loadRequest)
 	if err != nil {
+		if q.profile != "" {
+			err = &loadError{err: withMsg(asAdbc(err), "connection profile "+q.profile+": "), cause: err}
+		}
 		return nil, err
 	}
 	db := &Database{drv: drv, conns: map[*Connection]struct{}{}}

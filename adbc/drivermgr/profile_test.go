@@ -363,6 +363,16 @@ var profileCases = []manifestCase{
 		want: adbc.StatusInvalidArgument,
 	},
 	{
+		name: "the profile's driver missing: the error names both",
+		build: func(e *mfEnv) map[string]string {
+			lib := filepath.Join(e.root, "nowhere", "libadbc_driver_x.so")
+			p := e.profile("p.toml", lib, "")
+			e.mention(p, lib)
+			return map[string]string{"profile": p}
+		},
+		want: adbc.StatusNotFound,
+	},
+	{
 		name: "the profile's driver a manifest name, searched",
 		build: func(e *mfEnv) map[string]string {
 			e.manifest("drivers/sqlite.toml")

@@ -18,6 +18,7 @@ type loadRequest struct {
 // its database options, a connection profile's merged in.
 type request struct {
 	loadRequest
+	profile string            // the connection profile's path, or ""
 	opts    map[string]string // the driver's string options
 	ints    map[string]int64  // a profile's integer options
 	doubles map[string]float64
@@ -94,6 +95,7 @@ func (q *request) merge(name string, paths []string) error {
 	if err != nil {
 		return err
 	}
+	q.profile = p.path
 	if p.driver != "" {
 		if q.driver != "" && q.driver != p.driver {
 			return loadErr(adbc.StatusInvalidArgument, nil, "connection profile %s names driver %q, not the %q asked for", p.path, p.driver, q.driver)
