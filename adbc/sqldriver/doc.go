@@ -22,9 +22,10 @@
 // around keys and values are trimmed, and a later key overrides an
 // earlier one. All of them go to the adbc.Driver's NewDatabase: with
 // drivermgr.Driver, "driver" names the driver's library (or manifest),
-// "entrypoint" its init function where it is not AdbcDriverInit, and
-// everything else ("uri", "username", "password", driver options) goes to
-// the driver. A value cannot hold a semicolon; for such values, call
+// "entrypoint" its init function where it is not AdbcDriverInit,
+// "profile" a connection profile (a driver and its options, kept out of
+// the program: "profile=warehouse"), and everything else ("uri",
+// "username", "password", driver options) goes to the driver. A value cannot hold a semicolon; for such values, call
 // Driver.OpenConnector (same syntax) or build the database yourself.
 //
 // sql.Open parses the name and creates the ADBC database at once (database/sql
