@@ -106,7 +106,7 @@ func select1Purego(b *testing.B, drv string) {
 	e := mem(unsafe.Sizeof(cabi.Error{}))
 	ok := func(what string, st uintptr) {
 		if uint8(st) != 0 {
-			b.Fatalf("%s: status %d: %s", what, uint8(st), ffi.GoString(errAtT(e).Message))
+			b.Fatalf("%s: status %d: %s", what, uint8(st), ffi.GoString((*cabi.Error)(abi.Pointer(e)).Message))
 		}
 	}
 	db, conn := mem(unsafe.Sizeof(cabi.Handle{})), mem(unsafe.Sizeof(cabi.Handle{}))
@@ -142,8 +142,6 @@ func select1Purego(b *testing.B, drv string) {
 		ok("AdbcStatementRelease", ffi.Call(stRelease, st, e))
 	}
 }
-
-func errAtT(e uintptr) *cabi.Error { return (*cabi.Error)(abi.Pointer(e)) }
 
 func cstr(tb testing.TB, s string) uintptr {
 	p, err := ffi.CString(s)

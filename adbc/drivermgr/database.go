@@ -38,7 +38,7 @@ func (Driver) NewDatabaseWithContext(_ context.Context, opts map[string]string) 
 	drv, err := load(q.loadRequest)
 	if err != nil {
 		if q.profile != "" {
-			err = &loadError{err: withMsg(asAdbc(err), "connection profile "+q.profile+": "), cause: err}
+			err = within("connection profile "+q.profile+": ", err)
 		}
 		return nil, err
 	}

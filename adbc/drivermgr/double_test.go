@@ -914,18 +914,19 @@ func TestDoubleEntrypoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cp.Close() })
-	cpEntry, err := cp.Symbol("double_entry")
+	cpSym, err := cp.Symbol("double_entry")
 	if err != nil {
 		t.Fatal(err)
 	}
+	cpEntry := func() string { return ffi.GoString(ffi.Call(cpSym)) }
 	for _, c := range []struct {
 		opts  map[string]string
 		entry func() string
 		want  string
 	}{
 		{map[string]string{"driver": d.path}, d.entry, "AdbcDriverInit"},
-		{map[string]string{"driver": link}, func() string { return ffi.GoString(ffi.Call(cpEntry)) }, "AdbcDriverDoubleInit"},
-		{map[string]string{"driver": link, "entrypoint": "AdbcDriverInit"}, func() string { return ffi.GoString(ffi.Call(cpEntry)) }, "AdbcDriverInit"},
+		{map[string]string{"driver": link}, cpEntry, "AdbcDriverDoubleInit"},
+		{map[string]string{"driver": link, "entrypoint": "AdbcDriverInit"}, cpEntry, "AdbcDriverInit"},
 	} {
 		db, err := drivermgr.Driver{}.NewDatabase(c.opts)
 		if err != nil {

@@ -150,15 +150,17 @@ func openManifest(path, entrypoint string) (*driver, error) {
 	}
 	d, err := open(lib, entrypoint)
 	if err != nil {
-		return nil, &loadError{err: withMsg(asAdbc(err), "manifest "+path+": "), cause: err}
+		return nil, within("manifest "+path+": ", err)
 	}
 	return d, nil
 }
 
-// withMsg is e with prefix before its message.
-func withMsg(e adbc.Error, prefix string) adbc.Error {
+// within is err, an error of loading, said of where it came from: its
+// adbc.Error with prefix before the message, still wrapping err.
+func within(prefix string, err error) error {
+	e := asAdbc(err)
 	e.Msg = prefix + e.Msg
-	return e
+	return &loadError{err: e, cause: err}
 }
 
 // isPath: name has a directory part (it is a path, not a name to search).

@@ -168,7 +168,9 @@ var errInterpolation = errors.New("{{ }} holds something other than env_var(NAME
 func interpolate(key, value string) (string, error) {
 	var err error
 	out := interpolation.ReplaceAllStringFunc(value, func(m string) string {
-		body := interpolation.FindStringSubmatch(m)[1]
+		// The match's group: what is between the braces, less the
+		// whitespace the pattern's \s* take.
+		body := strings.Trim(m[2:len(m)-2], " \t\n\f\r")
 		name, ok := strings.CutPrefix(body, "env_var(")
 		if ok {
 			name, ok = strings.CutSuffix(name, ")")

@@ -104,7 +104,7 @@ func TestRegistryOrder(t *testing.T) {
 	d := newDouble(t)
 	dir := regEnv(t)
 	name := regDriver(t, registry.CURRENT_USER, map[string]string{"driver": d.path})
-	manifest := func(lib string) {
+	manifest := func(name, lib string) {
 		body := "manifest_version = 1\n[Driver]\nentrypoint = 'AdbcDriverDoubleInit'\nshared = " + strconv.Quote(lib) + "\n"
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			t.Fatal(err)
@@ -113,7 +113,7 @@ func TestRegistryOrder(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	manifest(d.path)
+	manifest(name, d.path)
 	if err := regOpen(t, map[string]string{"driver": name}); err != nil {
 		t.Fatal(err)
 	}
@@ -122,8 +122,7 @@ func TestRegistryOrder(t *testing.T) {
 	}
 
 	missing := regDriver(t, registry.CURRENT_USER, map[string]string{"driver": filepath.Join(t.TempDir(), "nosuch.dll")})
-	name = missing
-	manifest(d.path)
+	manifest(missing, d.path)
 	if err := regOpen(t, map[string]string{"driver": missing}); err != nil {
 		t.Fatalf("a key naming a missing library is not passed over: %v", err)
 	}

@@ -62,7 +62,7 @@ func (r registryDrivers) lookup(name, entrypoint string) (*driver, bool, error) 
 	}
 	d, err := open(lib, entrypoint)
 	if err != nil {
-		return nil, true, &loadError{err: withMsg(asAdbc(err), "registry key "+where+": "), cause: err}
+		return nil, true, within("registry key "+where+": ", err)
 	}
 	return d, true, nil
 }
