@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -274,12 +273,8 @@ func heldNow() held {
 func wantNothingHeld(tb testing.TB, before held) {
 	tb.Helper()
 	var now held
-	for range 20 {
-		runtime.GC()
-		if now = heldNow(); now == before {
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
+	if testsupport.Eventually(func() bool { now = heldNow(); return now == before }) {
+		return
 	}
 	tb.Errorf("still held after the round trips: %+v, before them %+v (%s)", now, before, cdevice.LiveLeaks())
 }

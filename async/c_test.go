@@ -15,7 +15,6 @@ import (
 	"fmt"
 	"io"
 	"iter"
-	"runtime"
 	"strconv"
 	"sync"
 	"testing"
@@ -31,6 +30,7 @@ import (
 	"github.com/purearrow/cdevice/device"
 	"github.com/purearrow/cdevice/internal/ctest"
 	"github.com/purearrow/cdevice/internal/ffi"
+	"github.com/purearrow/cdevice/internal/testsupport"
 )
 
 const acTimeout = 20 * time.Second
@@ -82,13 +82,11 @@ func acNoLeaks(t *testing.T) {
 		}
 		var l cdevice.Leaks
 		var c int64
-		for range 50 {
+		if testsupport.Eventually(func() bool {
 			l, c = cdevice.LiveLeaks(), acI64(t, "as_live")
-			if l.Exports() == 0 && l.Imports() == 0 && l.DeviceArrays == 0 && l.CAllocations == 0 && c == 0 {
-				return
-			}
-			runtime.GC()
-			time.Sleep(5 * time.Millisecond)
+			return l.Exports() == 0 && l.Imports() == 0 && l.DeviceArrays == 0 && l.CAllocations == 0 && c == 0
+		}) {
+			return
 		}
 		t.Errorf("held after the test: %s, C live %d", l, c)
 	})

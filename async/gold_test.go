@@ -126,14 +126,12 @@ func noLeaksAfter(tb testing.TB) func() {
 func checkLeaks(tb testing.TB, base cdevice.Leaks) {
 	tb.Helper()
 	var l cdevice.Leaks
-	for range 50 {
+	if testsupport.Eventually(func() bool {
 		l = cdevice.LiveLeaks()
-		if l.Exports() <= base.Exports() && l.Imports() <= base.Imports() && l.DeviceArrays <= base.DeviceArrays &&
-			l.Handles <= base.Handles && l.CAllocations <= base.CAllocations && l.CallbackPanics <= base.CallbackPanics {
-			return
-		}
-		runtime.GC()
-		time.Sleep(10 * time.Millisecond)
+		return l.Exports() <= base.Exports() && l.Imports() <= base.Imports() && l.DeviceArrays <= base.DeviceArrays &&
+			l.Handles <= base.Handles && l.CAllocations <= base.CAllocations && l.CallbackPanics <= base.CallbackPanics
+	}) {
+		return
 	}
 	tb.Errorf("leaks: %s (at most %s)", l, base)
 }

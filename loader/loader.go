@@ -62,6 +62,9 @@ type BackendReport struct {
 	// (device.Info.Note); "" when the preferred one served unasked.
 	Note string
 	// Elapsed is the time the probe took, device memory queries included.
+	// It is 0 when the probe ended within one tick of the clock: Windows'
+	// (and Wine's) clock may advance in steps of about 16 ms, so a probe
+	// that finds nothing installed can truly measure 0. Never negative.
 	Elapsed time.Duration
 }
 
@@ -94,6 +97,9 @@ var cache struct {
 	mu sync.Mutex
 	d  *discovery
 }
+
+// now is the clock that probes are timed by; tests swap in a coarse one.
+var now = time.Now
 
 // Discover probes every registered backend, once per process: later calls
 // return the same report, and concurrent callers wait for the one probe.
@@ -149,8 +155,8 @@ func discover(backends []device.Backend) *Report {
 
 func probe(b device.Backend) (br BackendReport) {
 	br.Name = b.Name()
-	start := time.Now()
-	defer func() { br.Elapsed = time.Since(start) }()
+	start := now()
+	defer func() { br.Elapsed = max(now().Sub(start), 0) }()
 	// A backend is a plugin: its panic becomes its report, not ours.
 	defer func() {
 		if p := recover(); p != nil {

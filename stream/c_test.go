@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -60,13 +59,11 @@ func cstNoLeaks(t *testing.T) {
 	t.Cleanup(func() {
 		var l cdevice.Leaks
 		var c int64
-		for range 20 {
+		if testsupport.Eventually(func() bool {
 			l, c = cdevice.LiveLeaks(), int64(live())
-			if l.Exports() == 0 && l.Imports() == 0 && l.DeviceArrays == 0 && c == 0 {
-				return
-			}
-			runtime.GC()
-			time.Sleep(5 * time.Millisecond)
+			return l.Exports() == 0 && l.Imports() == 0 && l.DeviceArrays == 0 && c == 0
+		}) {
+			return
 		}
 		t.Errorf("held after the test: %s, C structs live %d", l, c)
 	})
@@ -376,10 +373,7 @@ func TestCProducerEarlyStop(t *testing.T) {
 		if cstLive(t) == 0 {
 			t.Fatal("the stream was released before the reader was collected")
 		}
-		for i := 0; i < 50 && cstLive(t) != 0; i++ {
-			runtime.GC()
-			time.Sleep(10 * time.Millisecond)
-		}
+		testsupport.Eventually(func() bool { return cstLive(t) == 0 })
 		cstWantLive(t, 0, "after the unreleased reader was collected")
 		if n := cdevice.LiveLeaks().ImportedStreams; n != 0 {
 			t.Errorf("%d imported streams live after collection", n)
@@ -836,9 +830,7 @@ func TestCProducerBlockedContext(t *testing.T) {
 			t.Errorf("%d C structs live with get_next blocked, want the stream alone", n)
 		}
 		gate(0)
-		for i := 0; cstLive(t) != 0 && i < 500; i++ {
-			time.Sleep(2 * time.Millisecond)
-		}
+		testsupport.Eventually(func() bool { return cstLive(t) == 0 })
 		cstWantLive(t, 0, "after the blocked call returned")
 	}
 	t.Run("Reader", func(t *testing.T) {

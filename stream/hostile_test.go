@@ -9,9 +9,7 @@ package stream_test
 import (
 	"context"
 	"errors"
-	"runtime"
 	"testing"
-	"time"
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -39,13 +37,11 @@ func hxNoLeaks(t *testing.T) {
 	t.Cleanup(func() {
 		var l cdevice.Leaks
 		var c int64
-		for range 20 {
+		if testsupport.Eventually(func() bool {
 			l, c = cdevice.LiveLeaks(), int64(live())-base
-			if l.Exports() == 0 && l.Imports() == 0 && l.CallbackPanics == 0 && c == 0 {
-				return
-			}
-			runtime.GC()
-			time.Sleep(5 * time.Millisecond)
+			return l.Exports() == 0 && l.Imports() == 0 && l.CallbackPanics == 0 && c == 0
+		}) {
+			return
 		}
 		t.Errorf("held after the test: %s; hostile.c structs live %d", l, c)
 	})

@@ -9,7 +9,6 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
-	"time"
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -20,6 +19,7 @@ import (
 	"github.com/purearrow/cdevice/internal/ffi"
 	"github.com/purearrow/cdevice/internal/identity"
 	"github.com/purearrow/cdevice/internal/sample"
+	"github.com/purearrow/cdevice/internal/testsupport"
 	"github.com/purearrow/cdevice/stream"
 )
 
@@ -129,12 +129,8 @@ func checkReleased(t *testing.T, s *abi.ArrayStream, src *countedReader) {
 func checkNoLeaks(t *testing.T) {
 	t.Helper()
 	var l cdevice.Leaks
-	for range 20 {
-		if l = cdevice.LiveLeaks(); l.Exports() == 0 && l.Imports() == 0 {
-			return
-		}
-		runtime.GC()
-		time.Sleep(5 * time.Millisecond)
+	if testsupport.Eventually(func() bool { l = cdevice.LiveLeaks(); return l.Exports() == 0 && l.Imports() == 0 }) {
+		return
 	}
 	t.Errorf("held across the C boundary: %s", l)
 }
@@ -337,13 +333,7 @@ func TestReleaseKeepsBatches(t *testing.T) {
 		kept.Release()
 		fromAll.Release()
 		checkReleased(t, s, src)
-		for range 20 {
-			if mem.CurrentAlloc() == 0 {
-				break
-			}
-			runtime.GC()
-			time.Sleep(5 * time.Millisecond)
-		}
+		testsupport.Eventually(func() bool { return mem.CurrentAlloc() == 0 })
 		mem.AssertSize(t, 0)
 	})
 }

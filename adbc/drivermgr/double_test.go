@@ -233,16 +233,11 @@ func settled(cdevice.Leaks) cdevice.Leaks {
 	return cdevice.LiveLeaks()
 }
 
-// settledTo waits up to about 200 ms for LiveLeaks to come back to want.
+// settledTo waits for LiveLeaks to come back to want
+// (testsupport.Eventually), and returns it.
 func settledTo(want cdevice.Leaks) cdevice.Leaks {
 	var l cdevice.Leaks
-	for range 20 {
-		runtime.GC()
-		if l = cdevice.LiveLeaks(); l == want {
-			return l
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testsupport.Eventually(func() bool { l = cdevice.LiveLeaks(); return l == want })
 	return l
 }
 

@@ -1469,10 +1469,8 @@ func scCancelScenario(e *scEnv) {
 	if got := scSettled(base); scLeakKey(got) != scLeakKey(base) {
 		e.Errorf("after the cancels %v is held, before them %v", got, base)
 	}
-	for k := 0; runtime.NumGoroutine() > goroutines && k < 100; k++ {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if n := runtime.NumGoroutine(); n > goroutines {
+	if !testsupport.Eventually(func() bool { return runtime.NumGoroutine() <= goroutines }) {
+		n := runtime.NumGoroutine()
 		e.Errorf("%d goroutines after the cancels, %d before", n, goroutines)
 	}
 	_, recs := e.query(c, "SELECT 42")
@@ -1488,16 +1486,10 @@ func scLeakKey(l cdevice.Leaks) [4]int64 {
 }
 
 // scSettled lets finalizers of dropped values run until the counts are
-// want's (or a second passes), and returns them.
+// want's (testsupport.Eventually), and returns them.
 func scSettled(want cdevice.Leaks) cdevice.Leaks {
 	var l cdevice.Leaks
-	for k := 0; k < 100; k++ {
-		runtime.GC()
-		if l = cdevice.LiveLeaks(); scLeakKey(l) == scLeakKey(want) {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testsupport.Eventually(func() bool { l = cdevice.LiveLeaks(); return scLeakKey(l) == scLeakKey(want) })
 	return l
 }
 

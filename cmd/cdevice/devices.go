@@ -168,7 +168,7 @@ func writeJSON(stdout, stderr io.Writer, rep *loader.Report, def device.Device, 
 		Version   string   `json:"version,omitempty"`
 		Skipped   []string `json:"skipped,omitempty"`
 		Note      string   `json:"note,omitempty"`
-		ProbeNS   int64    `json:"probe_ns"`
+		ProbeNS   int64    `json:"probe_ns"` // loader.BackendReport.Elapsed: 0 within one clock tick
 		Devices   []device `json:"devices"`
 	}
 	out := struct {

@@ -8,6 +8,12 @@ import (
 // now is the clock the measurements read; tests swap in a coarse one.
 var now = time.Now
 
+// since is the time from t0 as the reports give it: 0 when the clock did not
+// move (Windows' and Wine's tick about every 16 ms, so a fast step truly
+// reads 0), never negative. A figure that is divided by comes from perCall,
+// never from since.
+func since(t0 time.Time) time.Duration { return max(now().Sub(t0), 0) }
+
 // minTiming is the least a timed batch of calls takes: well above the
 // coarsest clock a measurement may meet (Windows' and Wine's tick about
 // every 16ms, where Linux's reads nanoseconds).

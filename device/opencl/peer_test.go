@@ -65,17 +65,14 @@ func (p *peer) produceOn(t *testing.T, d *opencl.Device, n int, seed int32) (h u
 
 // hostWaits checks that wait, named call, blocks the host until the gate
 // of h opens (from another thread, 50 ms later) and the produced data is
-// complete.
+// complete. The proof is the producer's marker, complete when wait returns
+// (it completes only once the gate is open), not a reading of the clock.
 func (p *peer) hostWaits(t *testing.T, h uintptr, call string, wait func() error) {
 	t.Helper()
-	start := time.Now()
 	if r := int32(p.openGateAfter(h, 50)); r != 0 {
 		t.Fatal("pthread_create failed")
 	}
 	must(t, wait())
-	if el := time.Since(start); el < 40*time.Millisecond {
-		t.Fatalf("%s returned after %v, before the gate opened", call, el)
-	}
 	if c := int32(p.complete(h)); c != 1 {
 		t.Fatalf("the producer's work is not complete after %s: %d", call, c)
 	}

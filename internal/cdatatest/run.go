@@ -2,13 +2,12 @@ package cdatatest
 
 import (
 	"errors"
-	"runtime"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/purearrow/cdevice/abi"
 	"github.com/purearrow/cdevice/internal/ffi"
+	"github.com/purearrow/cdevice/internal/testsupport"
 )
 
 // scenario is one of arrow-go's cdata test functions, rewritten.
@@ -73,22 +72,14 @@ func catch(f func()) (r any) {
 }
 
 // wantSettled fails t unless tk's tree is freed except for roots root
-// structs (freed at cleanup) and release ran releases times, waiting up to
-// a second (with garbage collections) for finalizers when wait is set.
+// structs (freed at cleanup) and release ran releases times, waiting for
+// finalizers (testsupport.Eventually) when wait is set.
 func wantSettled(t testing.TB, tk *token, roots, releases int, wait bool) {
 	t.Helper()
-	deadline := time.Now().Add(time.Second)
-	for {
-		live, rel := tk.live(t), tk.releases(t)
-		if live == roots && rel == releases {
-			return
-		}
-		if !wait || time.Now().After(deadline) {
-			t.Errorf("C producer: %d allocations live, %d releases ran; want %d and %d", live, rel, roots, releases)
-			return
-		}
-		runtime.GC()
-		time.Sleep(10 * time.Millisecond)
+	var live, rel int
+	settled := func() bool { live, rel = tk.live(t), tk.releases(t); return live == roots && rel == releases }
+	if !settled() && (!wait || !testsupport.Eventually(settled)) {
+		t.Errorf("C producer: %d allocations live, %d releases ran; want %d and %d", live, rel, roots, releases)
 	}
 }
 

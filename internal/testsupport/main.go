@@ -4,10 +4,8 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"runtime"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/purearrow/cdevice"
 	"github.com/purearrow/cdevice/internal/ffi"
@@ -42,33 +40,35 @@ func Main(m *testing.M, checks ...func() string) {
 	os.Exit(code)
 }
 
-// settledLeaks lets finalizers of dropped arrow-go values run before
-// reading the counters, for up to about 100 ms.
+// settledLeaks says what is still held once finalizers of dropped arrow-go
+// values have had their chance to run (Eventually); "" when nothing is.
 func settledLeaks(checks []func() string) string {
-	for i := 0; ; i++ {
-		runtime.GC()
-		var msgs []string
-		if l := cdevice.LiveLeaks(); !l.Zero() {
-			msgs = append(msgs, l.String())
-			if _, last := ffi.Panics(); last != "" {
-				msgs = append(msgs, "last callback panic: "+last)
-			}
-			if sites := cdevice.LeakSites(); len(sites) > 0 {
-				msgs = append(msgs, "still held:\n"+strings.Join(sites, "\n"))
-			} else if !*leakTrace {
-				msgs = append(msgs, "run with -cdevice.leaktrace (or CDEVICE_LEAK_TRACE=1) to see where each was made")
-			}
+	var msg string
+	Eventually(func() bool { msg = leakMessage(checks); return msg == "" })
+	return msg
+}
+
+// leakMessage says what is held now: cdevice.LiveLeaks, with where each
+// object was made when that was traced, and the package's own checks.
+func leakMessage(checks []func() string) string {
+	var msgs []string
+	if l := cdevice.LiveLeaks(); !l.Zero() {
+		msgs = append(msgs, l.String())
+		if _, last := ffi.Panics(); last != "" {
+			msgs = append(msgs, "last callback panic: "+last)
 		}
-		for _, c := range checks {
-			if m := c(); m != "" {
-				msgs = append(msgs, m)
-			}
+		if sites := cdevice.LeakSites(); len(sites) > 0 {
+			msgs = append(msgs, "still held:\n"+strings.Join(sites, "\n"))
+		} else if !*leakTrace {
+			msgs = append(msgs, "run with -cdevice.leaktrace (or CDEVICE_LEAK_TRACE=1) to see where each was made")
 		}
-		if len(msgs) == 0 || i == 10 {
-			return strings.Join(msgs, "; ")
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
+	for _, c := range checks {
+		if m := c(); m != "" {
+			msgs = append(msgs, m)
+		}
+	}
+	return strings.Join(msgs, "; ")
 }
 
 // Need skips t, saying what it needs and why that is absent (err), unless
