@@ -521,8 +521,16 @@ func TestHelperProcess(t *testing.T) {
 // runHelper runs Discover in a fresh process with env added.
 func runHelper(tb testing.TB, env ...string) helperOutput {
 	tb.Helper()
+	return runHelperIn(tb, "", env...)
+}
+
+// runHelperIn is runHelper with the child's working directory dir ("":
+// this process's).
+func runHelperIn(tb testing.TB, dir string, env ...string) helperOutput {
+	tb.Helper()
 	cmd := selfexec.Command(append([]string{helperEnv + "=1", EnvDevice + "="}, env...),
 		"-test.run=^TestHelperProcess$", "-test.count=1")
+	cmd.Dir = dir
 	b, err := cmd.CombinedOutput()
 	if err != nil {
 		tb.Fatalf("helper: %v\n%s", err, b)

@@ -2,12 +2,13 @@ package drivermgr
 
 import (
 	"fmt"
-	"github.com/purearrow/cdevice/abi"
 	"unsafe"
 
+	"github.com/purearrow/cdevice/abi"
 	"github.com/purearrow/cdevice/adbc"
 	"github.com/purearrow/cdevice/adbc/internal/cabi"
 	"github.com/purearrow/cdevice/internal/ffi"
+	"github.com/purearrow/cdevice/internal/redact"
 )
 
 // cmem is C memory for a call's arguments and results: structs the driver
@@ -134,7 +135,7 @@ func (d *driver) result(what string, st adbc.Status, e *cabi.Error) error {
 	if st == adbc.StatusOK {
 		return nil
 	}
-	out := adbc.Error{Code: st, Msg: ffi.GoString(e.Message)}
+	out := adbc.Error{Code: st, Msg: redact.String(ffi.GoString(e.Message))}
 	if out.Msg == "" {
 		out.Msg = fmt.Sprintf("%s failed", what)
 	}

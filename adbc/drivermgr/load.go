@@ -12,6 +12,7 @@ import (
 
 	"github.com/purearrow/cdevice/adbc"
 	"github.com/purearrow/cdevice/internal/ffi"
+	"github.com/purearrow/cdevice/internal/redact"
 )
 
 // Load flags (LoadFlagsOptionKey's value, a decimal integer): where a
@@ -69,8 +70,11 @@ func (e *loadError) Unwrap() []error {
 	return errs
 }
 
+// loadErr is the one way a loading error is made: a driver option may be
+// a connection string with a password, so its text and its cause's are
+// masked (redact).
 func loadErr(st adbc.Status, cause error, format string, args ...any) error {
-	return &loadError{err: adbc.Error{Code: st, Msg: fmt.Sprintf(format, args...)}, cause: cause}
+	return &loadError{err: adbc.Error{Code: st, Msg: redact.String(fmt.Sprintf(format, args...))}, cause: redact.Error(cause)}
 }
 
 // load resolves r.driver to a library and entry point, as the ADBC driver
@@ -159,7 +163,7 @@ func openManifest(path, entrypoint string) (*driver, error) {
 // adbc.Error with prefix before the message, still wrapping err.
 func within(prefix string, err error) error {
 	e := asAdbc(err)
-	e.Msg = prefix + e.Msg
+	e.Msg = redact.String(prefix + e.Msg)
 	return &loadError{err: e, cause: err}
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/purearrow/cdevice/adbc"
 	"github.com/purearrow/cdevice/adbc/internal/cabi"
 	"github.com/purearrow/cdevice/internal/ffi"
+	"github.com/purearrow/cdevice/internal/redact"
 	"github.com/purearrow/cdevice/stream"
 )
 
@@ -132,7 +133,7 @@ func (rd *reader) adbcErr(err error) error {
 		return err
 	}
 	ce := (*cabi.Error)(abi.Pointer(e))
-	out := adbc.Error{Code: code, Msg: ffi.GoString(ce.Message), SqlState: ce.SQLState}
+	out := adbc.Error{Code: code, Msg: redact.String(ffi.GoString(ce.Message)), SqlState: ce.SQLState}
 	if ce.VendorCode != cabi.ErrorVendorCodePrivateData {
 		out.VendorCode = ce.VendorCode
 	}

@@ -4,7 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
+
+	"github.com/purearrow/cdevice/internal/ffi"
 )
 
 // A place is where a driver named without a path is looked for: a
@@ -42,8 +43,8 @@ func searchPlaces(r loadRequest) []place {
 	}
 	dirs = append(dirs, r.extraPaths...)
 	if r.flags&LoadFlagsSearchEnv != 0 {
-		if p := os.Getenv("CONDA_PREFIX"); p != "" {
-			dirs = append(dirs, filepath.Join(p, "etc", "adbc", "drivers"))
+		if d := ffi.EnvDir("CONDA_PREFIX", "etc", "adbc", "drivers"); d != "" {
+			dirs = append(dirs, d)
 		}
 	}
 	var places []place
@@ -67,13 +68,18 @@ func userManifestDir() []place {
 	return nil
 }
 
-// splitList splits a list of directories at os.PathListSeparator, dropping
-// empty ones.
+// splitList splits a list of directories that the user gave
+// ($ADBC_DRIVER_PATH, an option) at os.PathListSeparator, dropping empty
+// ones (never read as the current directory) and making relative ones
+// absolute against the current directory now: the user chose them.
 func splitList(s string) []string {
 	var out []string
-	for _, d := range strings.Split(s, string(os.PathListSeparator)) {
-		if d != "" {
-			out = append(out, d)
+	for _, d := range filepath.SplitList(s) {
+		if d == "" {
+			continue
+		}
+		if abs, err := filepath.Abs(d); err == nil {
+			out = append(out, abs)
 		}
 	}
 	return out
@@ -84,8 +90,8 @@ func splitList(s string) []string {
 // $CONDA_PREFIX/etc/adbc/profiles, the user's. Load flags do not apply.
 func profileDirs(extra []string) []string {
 	dirs := append(slices.Clone(extra), splitList(os.Getenv("ADBC_PROFILE_PATH"))...)
-	if p := os.Getenv("CONDA_PREFIX"); p != "" {
-		dirs = append(dirs, filepath.Join(p, "etc", "adbc", "profiles"))
+	if d := ffi.EnvDir("CONDA_PREFIX", "etc", "adbc", "profiles"); d != "" {
+		dirs = append(dirs, d)
 	}
 	if d := userConfigDir(); d != "" {
 		dirs = append(dirs, filepath.Join(d, profilesDir))

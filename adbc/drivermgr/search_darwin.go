@@ -1,21 +1,14 @@
 package drivermgr
 
-import (
-	"os"
-	"path/filepath"
-)
+import "github.com/purearrow/cdevice/internal/ffi"
 
 const libraryExt = ".dylib"
 
 const driversDir, profilesDir = "Drivers", "Profiles"
 
-// userConfigDir is ~/Library/Application Support/ADBC.
-func userConfigDir() string {
-	if h, err := os.UserHomeDir(); err == nil {
-		return filepath.Join(h, "Library", "Application Support", "ADBC")
-	}
-	return ""
-}
+// userConfigDir is ~/Library/Application Support/ADBC ("" where $HOME is
+// not an absolute path).
+func userConfigDir() string { return ffi.EnvDir("HOME", "Library", "Application Support", "ADBC") }
 
 // userPlaces are where the user's drivers are: the user's manifests.
 func userPlaces() []place { return userManifestDir() }

@@ -2,10 +2,7 @@
 
 package drivermgr
 
-import (
-	"os"
-	"path/filepath"
-)
+import "github.com/purearrow/cdevice/internal/ffi"
 
 const libraryExt = ".so"
 
@@ -13,15 +10,14 @@ const libraryExt = ".so"
 // profiles.
 const driversDir, profilesDir = "drivers", "profiles"
 
-// userConfigDir is $XDG_CONFIG_HOME/adbc, or ~/.config/adbc.
+// userConfigDir is $XDG_CONFIG_HOME/adbc, or ~/.config/adbc ("" where
+// neither variable is an absolute path: the XDG spec ignores a relative
+// one, and neither may resolve against the current directory).
 func userConfigDir() string {
-	if d := os.Getenv("XDG_CONFIG_HOME"); d != "" {
-		return filepath.Join(d, "adbc")
+	if d := ffi.EnvDir("XDG_CONFIG_HOME", "adbc"); d != "" {
+		return d
 	}
-	if h, err := os.UserHomeDir(); err == nil {
-		return filepath.Join(h, ".config", "adbc")
-	}
-	return ""
+	return ffi.EnvDir("HOME", ".config", "adbc")
 }
 
 // userPlaces are where the user's drivers are: the user's manifests.

@@ -1,25 +1,19 @@
 package drivermgr
 
 import (
-	"os"
-	"path/filepath"
-
 	"golang.org/x/sys/windows/registry"
 
 	"github.com/purearrow/cdevice/adbc"
+	"github.com/purearrow/cdevice/internal/ffi"
 )
 
 const libraryExt = ".dll"
 
 const driversDir, profilesDir = "Drivers", "Profiles"
 
-// userConfigDir is %LOCALAPPDATA%\ADBC.
-func userConfigDir() string {
-	if d := os.Getenv("LOCALAPPDATA"); d != "" {
-		return filepath.Join(d, "ADBC")
-	}
-	return ""
-}
+// userConfigDir is %LOCALAPPDATA%\ADBC ("" where the variable is not an
+// absolute path).
+func userConfigDir() string { return ffi.EnvDir("LOCALAPPDATA", "ADBC") }
 
 // userPlaces are where the user's drivers are, as the ADBC spec orders
 // them on Windows: HKEY_CURRENT_USER\SOFTWARE\ADBC\Drivers\NAME, then the

@@ -14,6 +14,7 @@ import (
 
 	"github.com/purearrow/cdevice/abi"
 	"github.com/purearrow/cdevice/device"
+	"github.com/purearrow/cdevice/internal/ctest"
 	"github.com/purearrow/cdevice/loader"
 )
 
@@ -117,5 +118,28 @@ func TestVersion(t *testing.T) {
 	decode(t, runCommand(t, nil, "version", "--json"), &rep)
 	if rep.Version == "" || rep.Version == "unknown" || rep.Go != runtime.Version() || rep.Purego != purego || rep.ArrowGo != arrow {
 		t.Errorf("version --json: %+v; want go %s, purego %s, arrow-go %s", rep, runtime.Version(), purego, arrow)
+	}
+}
+
+// cdevice devices, started in a folder where a library that runs code as
+// it is loaded (testdata/c/planted.c) is planted under every runtime's
+// name, there and behind relative and empty entries of the search list,
+// loads none of them and still answers.
+func TestDevicesLoadsNothingPlanted(t *testing.T) {
+	dir, env, marks := ctest.UnsafePlaces(t, ctest.RuntimeNames()...)
+	env = append(env, "CDEVICE_CUDA_LIBRARY=", "CDEVICE_CUDA_DRIVER_LIBRARY=", "CDEVICE_HIP_LIBRARY=", "CDEVICE_OPENCL_LIBRARY=",
+		"CUDA_PATH=", "HIP_PATH=", "ROCM_PATH=")
+	r := runCommandIn(t, dir, env, "devices", "--json")
+	if r.code != 0 {
+		t.Errorf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	var rep struct {
+		Default string `json:"default"`
+	}
+	if decode(t, r, &rep); rep.Default == "" {
+		t.Errorf("no default device:\n%s", r.stdout)
+	}
+	if loaded := ctest.Loaded(t, marks); len(loaded) > 0 {
+		t.Errorf("loaded from the current directory or a relative entry of %s: %v", ctest.SearchList(), loaded)
 	}
 }

@@ -39,8 +39,16 @@ type result struct {
 // would, and returns what it printed and its exit status.
 func runCommand(t *testing.T, env []string, args ...string) result {
 	t.Helper()
+	return runCommandIn(t, "", env, args...)
+}
+
+// runCommandIn is runCommand started in the folder dir ("": this
+// process's working directory).
+func runCommandIn(t *testing.T, dir string, env []string, args ...string) result {
+	t.Helper()
 	for try := 1; ; try++ {
 		cmd := selfexec.Command(append([]string{mainEnv + "=1"}, env...), args...)
+		cmd.Dir = dir
 		var stdout, stderr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
 		err := cmd.Run()

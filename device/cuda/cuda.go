@@ -13,11 +13,12 @@
 //
 // The runtime is found, in order: the path in $CDEVICE_CUDA_LIBRARY (alone
 // when set), then libcudart.so.13, .so.12, .so.11.0 and .so (CUDA 13, 12
-// and 11), $CUDA_PATH/lib64/libcudart.so* and
-// /usr/local/cuda/lib64/libcudart.so* (cudart64_13.dll, cudart64_12.dll,
-// cudart64_110.dll, then %CUDA_PATH%\bin and bin\x64 on Windows; NVIDIA
-// ships no runtime for other systems, where only $CDEVICE_CUDA_LIBRARY is
-// tried). Each library that loads is tried in turn, so that the newest
+// and 11; the dynamic loader's search), $CUDA_PATH/lib64/libcudart.so* and
+// /usr/local/cuda/lib64/libcudart.so*. On Windows: %CUDA_PATH%\bin and
+// bin\x64, then cudart64_13.dll, cudart64_12.dll and cudart64_110.dll in
+// the application's folder and PATH's absolute folders, never the current
+// directory. NVIDIA ships no runtime for other systems, where only
+// $CDEVICE_CUDA_LIBRARY is tried. $CUDA_PATH counts only when absolute. Each library that loads is tried in turn, so that the newest
 // runtime the driver supports wins: one that needs a newer driver
 // (cudaErrorInsufficientDriver, e.g. libcudart.so.13 on a CUDA 12 driver)
 // or lacks a function this package needs is skipped for the next, and
@@ -26,8 +27,8 @@
 // Where no runtime serves (a GPU node with the NVIDIA driver and no
 // toolkit has libcuda.so.1 alone), the driver API is used: the path in
 // $CDEVICE_CUDA_DRIVER_LIBRARY (alone when set), else libcuda.so.1,
-// libcuda.so and WSL's /usr/lib/wsl/lib/libcuda.so.1 (nvcuda.dll on
-// Windows). It gives the same devices and events through the driver's
+// libcuda.so and WSL's /usr/lib/wsl/lib/libcuda.so.1 (nvcuda.dll in
+// System32 on Windows, and nowhere else). It gives the same devices and events through the driver's
 // names (cuMemAlloc_v2 for cudaMalloc, cuEventRecord for cudaEventRecord),
 // each GPU's primary context retained for the process and made current on
 // the calling thread, as cudaSetDevice does; device.Info.Version reads

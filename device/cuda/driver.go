@@ -26,7 +26,7 @@ const cuMemAttachGlobal = 1 // CU_MEM_ATTACH_GLOBAL
 // exports them. A CUstream is a cudaStream_t and a CUevent a cudaEvent_t,
 // so arrays move between programs that use either API.
 var driverTable = gpurt.Table{
-	Name: "cuda", Title: "CUDA", Driver: "NVIDIA driver", EnvLibrary: EnvDriverLibrary,
+	Name: "cuda", Title: "CUDA", Driver: "NVIDIA driver", EnvLibrary: EnvDriverLibrary, SystemLibrary: true,
 	API: gpurt.DriverAPI,
 	Symbols: map[gpurt.Op][]string{
 		gpurt.GetDeviceCount:        {"cuDeviceGetCount"},

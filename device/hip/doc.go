@@ -8,9 +8,11 @@
 // The library is looked up in this order: the path in the environment
 // variable CDEVICE_HIP_LIBRARY (alone: an explicit choice that fails is
 // reported, not silently replaced), then libamdhip64.so.7, .so.6, .so.5,
-// .so, then $ROCM_PATH/lib/libamdhip64.so* and /opt/rocm/lib/libamdhip64.so*
-// (amdhip64_7.dll, amdhip64_6.dll, amdhip64.dll and %HIP_PATH%\bin on
-// Windows). Each library that loads is tried in turn: one whose runtime
+// .so (the dynamic loader's search), then $ROCM_PATH/lib/libamdhip64.so*
+// and /opt/rocm/lib/libamdhip64.so*. On Windows: %HIP_PATH%\bin, then
+// amdhip64_7.dll, amdhip64_6.dll and amdhip64.dll in the application's
+// folder and PATH's absolute folders, never the current directory.
+// $ROCM_PATH and %HIP_PATH% count only when absolute. Each library that loads is tried in turn: one whose runtime
 // needs a newer driver than the machine has (hipErrorInsufficientDriver),
 // or that lacks a function this package needs, is skipped for the next,
 // and device.Info.Skipped says why.

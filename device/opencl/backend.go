@@ -53,23 +53,28 @@ func (b *backend) Probe(ctx context.Context) (device.Info, error) {
 	return info, b.err
 }
 
-func libraryNames() []string {
+// libraryNames are the libraries to try, and how: the one the user named
+// in CDEVICE_OPENCL_LIBRARY (a relative path made absolute, a name alone
+// searched for as a program's own library), else the ICD loader, which
+// an OpenCL driver installs with the system's libraries (System32 on
+// Windows).
+func libraryNames() ([]string, func(string) (*ffi.Library, error)) {
 	if p := os.Getenv("CDEVICE_OPENCL_LIBRARY"); p != "" {
-		return []string{p}
+		return []string{p}, ffi.Open
 	}
-	return defaultNames
+	return defaultNames, ffi.OpenSystem
 }
 
 func (b *backend) probe() (device.Info, error) {
-	names := b.names
+	names, load := b.names, ffi.Open
 	if names == nil {
-		names = libraryNames()
+		names, load = libraryNames()
 	}
 	noSVM := b.noSVM || os.Getenv("CDEVICE_OPENCL_SVM") == "0"
 	var lib *ffi.Library
 	var tried []string
 	for _, n := range names {
-		l, err := ffi.Open(n)
+		l, err := load(n)
 		if err == nil {
 			lib = l
 			break

@@ -25,5 +25,6 @@
 // with wait lists); SVM needs 2.0.
 //
 // The library searched: $CDEVICE_OPENCL_LIBRARY alone when set, else the
-// platform's usual names (libOpenCL.so.1, OpenCL.dll, the macOS framework).
+// platform's usual names (libOpenCL.so.1 through the dynamic loader's
+// search, OpenCL.dll in System32 only, the macOS framework).
 package opencl

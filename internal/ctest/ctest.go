@@ -137,12 +137,20 @@ func compileFor(p platform, name string, o Options, out string) (path string, sk
 	if err != nil {
 		return "", true, err
 	}
-	root, err := ModuleRoot()
+	cdirs, err := SourceDirs()
 	if err != nil {
 		return "", false, err
 	}
-	cdir := filepath.Join(root, "testdata", "c")
-	src := filepath.Join(cdir, name+".c")
+	src := ""
+	for _, d := range cdirs {
+		if _, err := os.Stat(filepath.Join(d, name+".c")); err == nil {
+			src = filepath.Join(d, name+".c")
+			break
+		}
+	}
+	if src == "" {
+		return "", false, fmt.Errorf("no %s.c in %s", name, strings.Join(cdirs, ", "))
+	}
 	flags = append(flags, p.flags()...)
 	flags = append(flags, o.Flags...)
 	for _, d := range o.Define {
@@ -155,8 +163,10 @@ func compileFor(p platform, name string, o Options, out string) (path string, sk
 	// with every file of the extra include directories.
 	h := sha256.New()
 	fmt.Fprintln(h, name, p.goos, p.goarch, gcc, flags, o.Link)
-	if err := hashFiles(h, cdir, false); err != nil {
-		return "", false, err
+	for _, d := range cdirs {
+		if err := hashFiles(h, d, false); err != nil {
+			return "", false, err
+		}
 	}
 	for _, d := range o.Include {
 		if err := hashFiles(h, d, true); err != nil {
@@ -188,7 +198,11 @@ func compileFor(p platform, name string, o Options, out string) (path string, sk
 	}
 	tmp.Close()
 	defer os.Remove(tmp.Name())
-	args := append(flags, "-I", cdir, "-o", tmp.Name(), src)
+	args := flags
+	for _, d := range cdirs {
+		args = append(args, "-I", d)
+	}
+	args = append(args, "-o", tmp.Name(), src)
 	args = append(append(args, o.Sources...), o.Link...)
 	if msg, err := exec.Command(gcc, args...).CombinedOutput(); err != nil {
 		return "", false, fmt.Errorf("building %s: %v\n%s", src, err, msg)
@@ -301,6 +315,41 @@ func (p platform) suffix() string {
 	return ".so"
 }
 
+// coreModule is the module whose root ends SourceDirs' walk.
+const coreModule = "module github.com/purearrow/cdevice\n"
+
+// SourceDirs are the folders of C test sources, nearest first: every
+// testdata/c from the working directory (a test's package directory) up
+// to the root of the core module. A library is built from the first that
+// holds its source, with all of them as include directories, so the adbc
+// packages' C (adbc/testdata/c) reaches the core's headers and the core's
+// libraries (planted.c) are built for their tests too.
+func SourceDirs() ([]string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return nil, err
+	}
+	var dirs []string
+	for {
+		if c := filepath.Join(dir, "testdata", "c"); isDir(c) {
+			dirs = append(dirs, c)
+		}
+		if b, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil && strings.HasPrefix(string(b), coreModule) {
+			return dirs, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return nil, errors.New("the core module's go.mod is not above the working directory")
+		}
+		dir = parent
+	}
+}
+
+func isDir(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.IsDir()
+}
+
 // ModuleRoot walks up from the working directory (a test's package
 // directory) to the directory holding go.mod.
 func ModuleRoot() (string, error) {
@@ -339,18 +388,22 @@ func prebuilt(dir, name string, o Options) (string, bool, error) {
 	return path, false, nil
 }
 
-// Prebuild builds every testdata/c library that builds for goos/goarch into
+// Prebuild builds every library of SourceDirs that builds for goos/goarch into
 // dir, as test binaries of that platform find them through EnvPrebuilt, and
 // returns the names of those that do not build there, with why. include
 // are the include directories every library is built with.
 func Prebuild(dir, goos, goarch string, include []string) (failed map[string]error, err error) {
-	root, err := ModuleRoot()
+	cdirs, err := SourceDirs()
 	if err != nil {
 		return nil, err
 	}
-	srcs, err := filepath.Glob(filepath.Join(root, "testdata", "c", "*.c"))
-	if err != nil {
-		return nil, err
+	var srcs []string
+	for _, d := range cdirs {
+		m, err := filepath.Glob(filepath.Join(d, "*.c"))
+		if err != nil {
+			return nil, err
+		}
+		srcs = append(srcs, m...)
 	}
 	p := platform{goos, goarch}
 	failed = map[string]error{}

@@ -18,7 +18,7 @@ var (
 )
 
 func loadLibc() {
-	lib, err := Open(CLibrary)
+	lib, err := OpenSystem(CLibrary)
 	if err != nil {
 		libc.err = fmt.Errorf("ffi: loading the C library: %w", err)
 		return

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 
@@ -17,7 +18,24 @@ import (
 // C, between which a goroutine may move to another thread: it would read
 // an empty message, or another call's. Each is made with the thread locked.
 
-func openLibrary(path string) (uintptr, error) {
+// openLibrary loads path: absolute, or a file name for the dynamic
+// loader's search (the same for a system library: system is Windows').
+// A name already loaded is taken as it is (the loader would not search);
+// else the search is refused where it would reach the current directory.
+func openLibrary(path string, _ bool) (uintptr, string, error) {
+	h, err := dlopen(path)
+	return h, path, err
+}
+
+func dlopen(path string) (uintptr, error) {
+	if isName(path) {
+		if h, ok := alreadyLoaded(path); ok {
+			return h, nil
+		}
+		if err := searchReachesHere(path); err != nil {
+			return 0, err
+		}
+	}
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	h, err := purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_LOCAL)
@@ -39,6 +57,73 @@ func openLibrary(path string) (uintptr, error) {
 		return 0, notFound(err)
 	}
 	return 0, err
+}
+
+// alreadyLoaded is the handle of name when the process has loaded a
+// library of that name already (RTLD_NOLOAD: nothing is searched for,
+// nothing new runs).
+func alreadyLoaded(name string) (uintptr, bool) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	h, err := purego.Dlopen(name, purego.RTLD_NOW|purego.RTLD_LOCAL|rtldNoload)
+	return h, err == nil && h != 0
+}
+
+// searchReachesHere refuses name when the loader's search would find it
+// through an entry of its path variable (loaderPathEnv) that is empty
+// (glibc reads that as the current directory) or relative, before any
+// absolute entry that holds it. Such an entry is a common slip
+// (LD_LIBRARY_PATH=/opt/x:$LD_LIBRARY_PATH with the variable unset ends in
+// an empty one), and it hands the process to whoever can write where it is
+// started. A file is looked for in the entry and, as the loader does, in
+// its subfolders (glibc-hwcaps/x86-64-v3, tls/x86_64) up to three deep.
+func searchReachesHere(name string) error { return searchReaches(name, loaderPath()) }
+
+// searchReaches is searchReachesHere with the loader's path list given.
+func searchReaches(name, list string) error {
+	if list == "" {
+		return nil
+	}
+	for dir := range strings.SplitSeq(strings.ReplaceAll(list, ";", ":"), ":") {
+		if !holds(dir, name) {
+			continue
+		}
+		if filepath.IsAbs(dir) {
+			return nil // the loader finds it here first
+		}
+		where := `"" (the current directory)`
+		if dir != "" {
+			where = fmt.Sprintf("%q (relative to the current directory)", dir)
+		}
+		return fmt.Errorf("dlopen %s: %w: %s's entry %s holds one; name the library by absolute path, or remove the entry",
+			name, ErrUnsafeLibraryPath, loaderPathEnv, where)
+	}
+	return nil
+}
+
+// holds reports whether the loader could find name in dir or in its
+// subfolders up to three deep.
+func holds(dir, name string) bool {
+	pattern := filepath.Join(dir, escapeGlob(name))
+	for range 4 {
+		if m, _ := filepath.Glob(pattern); len(m) > 0 {
+			return true
+		}
+		pattern = filepath.Join(filepath.Dir(pattern), "*", filepath.Base(pattern))
+	}
+	return false
+}
+
+// escapeGlob quotes filepath.Match's special characters in s.
+func escapeGlob(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune(`*?[\`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // notThere reports whether dlopen failed because the library is not there.

@@ -169,3 +169,49 @@ func TestNoReason(t *testing.T) {
 		}
 	}
 }
+
+// A library named without a folder is refused when the loader's path list
+// would find it through an empty entry (glibc: the current directory) or a
+// relative one, before any absolute entry that holds it; the loader looks
+// in an entry's subfolders too (glibc-hwcaps/x86-64-v3).
+func TestSearchReachesCurrentDirectory(t *testing.T) {
+	abs := t.TempDir()
+	t.Chdir(t.TempDir())
+	const name = "libcdevice-planted.so.1"
+	for _, f := range []string{name, "rel/glibc-hwcaps/x86-64-v3/" + name, "deep/a/b/c/d/" + name, "lib[x].so", filepath.Join(abs, name)} {
+		if !filepath.IsAbs(f) {
+			f = filepath.Join(".", f)
+		}
+		if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(f, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		name, list string
+		unsafe     bool
+	}{
+		{name, "", false},
+		{name, ":", true},
+		{name, "/nonexistent:", true},
+		{name, "rel", true},
+		{name, "./rel", true},
+		{name, abs, false},
+		{name, abs + ":", false},
+		{name, ":" + abs, true},
+		{name, "deep", false}, // four folders down: beyond the loader's subfolders
+		{name, "nothing-here:/nonexistent", false},
+		{"lib[x].so", ".", true},
+		{"libcdevice-missing.so", ":rel:.", false},
+	} {
+		err := searchReaches(c.name, c.list)
+		if errors.Is(err, ErrUnsafeLibraryPath) != c.unsafe || (err != nil) != c.unsafe {
+			t.Errorf("%s with %q: %v, want refused %v", c.name, c.list, err, c.unsafe)
+		}
+		if err != nil && (!strings.Contains(err.Error(), c.name) || !strings.Contains(err.Error(), loaderPathEnv)) {
+			t.Errorf("%s with %q: %v names neither the library nor %s", c.name, c.list, err, loaderPathEnv)
+		}
+	}
+}

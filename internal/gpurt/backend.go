@@ -60,14 +60,8 @@ func Libraries(names []string, globs ...string) []string {
 }
 
 // Under is the path elem... in the directory named by the environment
-// variable env, or "" when env is not set.
-func Under(env string, elem ...string) string {
-	dir := os.Getenv(env)
-	if dir == "" {
-		return ""
-	}
-	return filepath.Join(append([]string{dir}, elem...)...)
-}
+// variable env, or "" when env is unset, empty or relative (ffi.EnvDir).
+func Under(env string, elem ...string) string { return ffi.EnvDir(env, elem...) }
 
 // A Source is one API of a backend: its table and where its libraries are.
 type Source struct {
@@ -370,11 +364,15 @@ func open(t *Table, c Candidates, use func(*ffi.Library) bool, unloadable func(p
 	}
 	var detail error // the first loader error worth showing
 	present := false // a candidate exists but did not load
+	load := ffi.Open
+	if t.SystemLibrary && !explicit {
+		load = ffi.OpenSystem
+	}
 	for _, p := range paths {
 		if strings.ContainsAny(p, "*?[") {
 			continue // a pattern that matched nothing
 		}
-		lib, err := ffi.Open(p)
+		lib, err := load(p)
 		if err == nil {
 			if use(lib) {
 				return nil

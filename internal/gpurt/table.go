@@ -171,7 +171,12 @@ type Table struct {
 	Title      string // "CUDA": the runtime as messages name it
 	Driver     string // "NVIDIA driver": what the runtime needs installed, for the error when it is not
 	EnvLibrary string // the variable naming the one library to load (see Search)
-	API        API
+	// SystemLibrary: the library is the device driver's own, which it
+	// installs with the operating system's (nvcuda.dll in System32): a
+	// name alone is looked for there only (ffi.OpenSystem), unless the
+	// user named it in EnvLibrary.
+	SystemLibrary bool
+	API           API
 	// EnvAPI, on the first table of a backend with several (NewBackend),
 	// names the variable that picks one by its API's name ("driver").
 	EnvAPI string

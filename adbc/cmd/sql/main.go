@@ -22,6 +22,8 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+
+	"github.com/purearrow/cdevice/internal/redact"
 )
 
 func main() {
@@ -47,6 +49,10 @@ func (o options) Set(s string) error {
 // run is the command with its arguments and outputs; it returns the exit
 // status: 0, 1 for a failed query, 2 for bad usage.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	term := isTerminal(stderr)
+	// Whatever reaches stderr (errors, usage, a flag's value) may echo a
+	// connection string: its passwords are masked.
+	stderr = redact.Writer(stderr)
 	fs := flag.NewFlagSet("sql", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var c config
@@ -57,7 +63,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&c.profile, "profile", "", "a connection profile: its name (NAME.toml searched for) or path")
 	fs.StringVar(&c.out, "out", "", "write the result to this file as Arrow IPC (the file format for .arrow, the stream format otherwise) instead of printing it")
 	fs.IntVar(&c.limit, "limit", 100, "print at most this many rows (all are read; 0: no limit)")
-	fs.BoolVar(&c.progress, "progress", isTerminal(stderr), "show a progress line on stderr during the read")
+	fs.BoolVar(&c.progress, "progress", term, "show a progress line on stderr during the read")
 	fs.Var(c.opts, "o", "a database option, key=value (repeatable)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: sql --driver NAME|PATH|--profile NAME|PATH [--uri URI] [-o key=value]... [--out FILE] \"QUERY\"")

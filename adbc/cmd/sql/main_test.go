@@ -131,3 +131,22 @@ func TestProfile(t *testing.T) {
 		t.Errorf("the profile's database: %v", err)
 	}
 }
+
+// A password in a connection string never reaches stderr: not in the
+// error of a driver that is not there, of a server that does not answer,
+// nor where a bad flag's value is echoed.
+func TestPasswordNotShown(t *testing.T) {
+	const secret = "S3cretPW"
+	uri := "postgresql://alice:" + secret + "@127.0.0.1:1/db"
+	for _, args := range [][]string{
+		{"--uri", uri, "SELECT 1"},
+		{"--driver", "pg_x://alice:" + secret + "@h/db", "SELECT 1"},
+		{"--driver", adbctest.Shared(t, "libadbc_driver_postgresql.so"), "--uri", uri, "SELECT 1"},
+		{"--driver", "x", "-o", "password:" + secret, "SELECT 1"},
+	} {
+		code, _, errOut := runSQL(t, args...)
+		if code == 0 || strings.Contains(errOut, secret) || errOut == "" {
+			t.Errorf("%q: exit %d, stderr %q", args, code, errOut)
+		}
+	}
+}
