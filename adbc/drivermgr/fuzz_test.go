@@ -4,6 +4,8 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime/metrics"
+	"strings"
 	"testing"
 
 	"github.com/purearrow/cdevice/adbc"
@@ -25,6 +27,11 @@ func FuzzTOMLFiles(f *testing.F) {
 		"[[Options]]\nx = 1\n",
 		"a = 1979-05-27T07:32:00Z\n",
 		"\xff\xfe[",
+		// Nesting the TOML library would take gigabytes for.
+		"x = " + strings.Repeat("{a=", 5000) + "1" + strings.Repeat("}", 5000) + "\n",
+		"x = " + strings.Repeat("[", 20000) + strings.Repeat("]", 20000) + "\n",
+		"[Options]\n" + strings.Repeat("a.", 3000) + "a = 1\n",
+		"[" + strings.Repeat("a.", 3000) + "a]\n",
 	} {
 		f.Add([]byte(s))
 	}
@@ -33,6 +40,12 @@ func FuzzTOMLFiles(f *testing.F) {
 		if err := os.WriteFile(path, data, 0o600); err != nil {
 			t.Fatal(err)
 		}
+		// The memory ceiling: what reading one input may allocate in all.
+		defer func(before uint64) {
+			if used := heapAllocs() - before; used > maxTOMLAllocs {
+				t.Fatalf("reading %d bytes allocated %d bytes (the ceiling: %d)", len(data), used, maxTOMLAllocs)
+			}
+		}(heapAllocs())
 		check := func(what string, err error) {
 			var ae adbc.Error
 			if !errors.Is(err, ErrLoad) || !errors.As(err, &ae) || ae.Code == adbc.StatusOK || ae.Msg == "" {
@@ -55,4 +68,15 @@ func FuzzTOMLFiles(f *testing.F) {
 			}
 		}
 	})
+}
+
+// maxTOMLAllocs is FuzzTOMLFiles' ceiling on what reading one input
+// (at most maxTOML bytes, as manifest and as profile) may allocate.
+const maxTOMLAllocs = 256 << 20
+
+// heapAllocs is the bytes this process has allocated on the heap so far.
+func heapAllocs() uint64 {
+	s := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
 }

@@ -56,6 +56,9 @@ func readTOML(what, path string, v any) (toml.MetaData, error) {
 	if len(data) > maxTOML {
 		return toml.MetaData{}, loadErr(adbc.StatusInvalidArgument, nil, "%s %s: more than %d bytes, more than a %s has", what, path, maxTOML, what)
 	}
+	if err := tomlNesting(string(data)); err != nil {
+		return toml.MetaData{}, loadErr(adbc.StatusInvalidArgument, err, "%s %s: %v", what, path, err)
+	}
 	md, err := toml.Decode(string(data), v)
 	if err != nil {
 		return md, loadErr(adbc.StatusInvalidArgument, err, "%s %s: %v", what, path, err)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/purearrow/cdevice/adbc"
 	"github.com/purearrow/cdevice/adbc/drivermgr"
+	"github.com/purearrow/cdevice/internal/ctest"
 )
 
 // Drivers registered in the Windows registry (driver_manifests.rst, on
@@ -161,5 +162,32 @@ func TestRegistryMachine(t *testing.T) {
 	flags := strconv.Itoa(drivermgr.LoadFlagsDefault &^ drivermgr.LoadFlagsSearchSystem)
 	if err := regOpen(t, map[string]string{"driver": name, drivermgr.LoadFlagsOptionKey: flags}); !errors.Is(err, adbc.ErrNotFound) {
 		t.Errorf("HKLM searched without LoadFlagsSearchSystem: %v", err)
+	}
+}
+
+// A REG_EXPAND_SZ value is expanded only when every variable it names is
+// set: unset, "%X%\\lib.dll" would stay a path relative to the current
+// directory, where a planted DLL waits (it must not load). A relative path
+// is refused as a REG_SZ too.
+func TestRegistryValuesNeverRelative(t *testing.T) {
+	regEnv(t)
+	marks := t.TempDir()
+	t.Setenv(ctest.PlantedMarks, marks)
+	here := t.TempDir()
+	ctest.Plant(t, filepath.Join(here, "%CDEVICE_UNSET_DIR%"), "planted.dll")
+	ctest.Plant(t, filepath.Join(here, "sub"), "planted.dll")
+	t.Setenv("CDEVICE_UNSET_DIR", "")
+	unset := regDriver(t, registry.CURRENT_USER, map[string]string{"driver": `%CDEVICE_UNSET_DIR%\planted.dll`})
+	relative := regDriver(t, registry.CURRENT_USER, map[string]string{"driver": `sub\planted.dll`})
+	t.Chdir(here)
+	for name, want := range map[string]string{unset: "%CDEVICE_UNSET_DIR%, which is not set", relative: "relative path"} {
+		err := regOpen(t, map[string]string{"driver": name})
+		var ae adbc.Error
+		if !errors.As(err, &ae) || ae.Code != adbc.StatusInvalidArgument || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v; want InvalidArgument saying %q", name, err, want)
+		}
+	}
+	if got := ctest.Loaded(t, marks); len(got) > 0 {
+		t.Errorf("loaded from the current directory: %v", got)
 	}
 }

@@ -1,6 +1,12 @@
 package drivermgr
 
 import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+
 	"golang.org/x/sys/windows/registry"
 
 	"github.com/purearrow/cdevice/adbc"
@@ -48,8 +54,14 @@ func (r registryDrivers) lookup(name, entrypoint string) (*driver, bool, error) 
 	defer k.Close()
 	where := r.String() + `\` + name
 	lib, err := registryString(k, "driver")
-	if err != nil || lib == "" {
-		return nil, true, loadErr(adbc.StatusInvalidArgument, err, `registry key %s has no "driver" value: the library to load`, where)
+	switch {
+	case err == nil && lib == "":
+		err = errors.New("empty")
+	case err == nil:
+		err = registryLibrary(lib)
+	}
+	if err != nil {
+		return nil, true, loadErr(adbc.StatusInvalidArgument, err, `registry key %s: its "driver" value, the library to load: %v`, where, err)
 	}
 	if e, err := registryString(k, "entrypoint"); err == nil && e != "" {
 		entrypoint = e
@@ -61,17 +73,36 @@ func (r registryDrivers) lookup(name, entrypoint string) (*driver, bool, error) 
 	return d, true, nil
 }
 
-// registryString is a string value of k, environment variables expanded
-// where it is a REG_EXPAND_SZ.
+// registryString is a string value of k: a REG_SZ as it is, a
+// REG_EXPAND_SZ with its %VARIABLES% expanded, but only when every one of
+// them is set (ExpandEnvironmentStrings leaves an unset one as it is,
+// which would make "%EVILDIR%\x.dll" a path relative to the current
+// directory).
 func registryString(k registry.Key, name string) (string, error) {
 	s, typ, err := k.GetStringValue(name)
-	if err != nil {
-		return "", err
+	if err != nil || typ != registry.EXPAND_SZ {
+		return s, err
 	}
-	if typ == registry.EXPAND_SZ {
-		return registry.ExpandString(s)
+	for _, v := range envReference.FindAllStringSubmatch(s, -1) {
+		if os.Getenv(v[1]) == "" {
+			return "", fmt.Errorf("%q (REG_EXPAND_SZ) names %%%s%%, which is not set", s, v[1])
+		}
 	}
-	return s, nil
+	return registry.ExpandString(s)
+}
+
+// envReference is a %VARIABLE% in a REG_EXPAND_SZ value.
+var envReference = regexp.MustCompile(`%([^%]+)%`)
+
+// registryLibrary refuses a "driver" value that is a relative path with a
+// folder: the registry names a library by absolute path, or by file name
+// alone (searched for as a driver named so), never against the current
+// directory of whichever program reads it.
+func registryLibrary(lib string) error {
+	if filepath.IsAbs(lib) || filepath.Base(lib) == lib && filepath.VolumeName(lib) == "" {
+		return nil
+	}
+	return fmt.Errorf("%q is a relative path: it would be read from the current directory", lib)
 }
 
 // systemLibrary is the name the system's loader is given for a driver

@@ -12,6 +12,7 @@ import (
 	"github.com/ebitengine/purego"
 	"github.com/purearrow/cdevice"
 	"github.com/purearrow/cdevice/abi"
+	"github.com/purearrow/cdevice/internal/ffi"
 	"github.com/purearrow/cdevice/stream"
 )
 
@@ -71,7 +72,7 @@ func LoadLib(path string) (*Lib, error) {
 	if l := loaded[path]; l != nil {
 		return l, nil
 	}
-	h, err := openLibrary(path)
+	h, err := ffi.Open(path) // never from the current directory (see ffi.Open)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrNoLibrary, err)
 	}
@@ -96,7 +97,7 @@ func LoadLib(path string) (*Lib, error) {
 		{&l.valueVarchar, "duckdb_value_varchar"},
 		{&l.arrowScan, "duckdb_arrow_scan"},
 	} {
-		sym, err := lookup(h, f.name)
+		sym, err := h.Symbol(f.name)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %s has no %s (DuckDB 1.1 or newer is needed): %v", ErrNoLibrary, path, f.name, err)
 		}

@@ -3,9 +3,9 @@
 // Go code built with CGO_ENABLED=0 consumes an ArrowArrayStream that a C
 // library produces:
 //
-//   - load the library with purego (Dlopen on Linux and macOS, LoadLibrary
-//     on Windows) and bind its functions to Go function variables with
-//     purego.RegisterFunc;
+//   - load the library (internal/ffi: dlopen on Linux and macOS,
+//     LoadLibraryEx on Windows, never from the current directory) and bind
+//     its functions to Go function variables with purego.RegisterFunc;
 //   - allocate the ArrowArrayStream struct with cdevice.New, so that it lives
 //     off the Go heap, where C may write into it and keep pointers in it;
 //   - let the C library fill it (GDAL's OGR_L_GetArrowStream, GDAL 3.6 or
@@ -53,6 +53,7 @@ import (
 	"github.com/ebitengine/purego"
 	"github.com/purearrow/cdevice"
 	"github.com/purearrow/cdevice/abi"
+	"github.com/purearrow/cdevice/internal/ffi"
 	"github.com/purearrow/cdevice/stream"
 )
 
@@ -105,17 +106,21 @@ func loadGDAL(path string) (*gdal, error) {
 	if path != "" {
 		names = []string{path}
 	}
-	var lib uintptr
+	// ffi.Open is the library's one way to load: on Windows it never
+	// searches the current directory, where LoadLibrary by a bare name
+	// would (a program of your own: purego.Dlopen, or LoadLibraryEx with
+	// LOAD_LIBRARY_SEARCH_* flags).
+	var lib *ffi.Library
 	var tried []string
 	for _, name := range names {
-		h, err := openLibrary(name)
+		l, err := ffi.Open(name)
 		if err == nil {
-			lib, path = h, name
+			lib, path = l, l.Path()
 			break
 		}
 		tried = append(tried, err.Error())
 	}
-	if lib == 0 {
+	if lib == nil {
 		return nil, fmt.Errorf("%w: install libgdal32 (Debian 12; libgdal34 on Ubuntu 24.04), "+
 			"gdal from Homebrew (macOS) or conda/OSGeo4W (Windows), or pass -lib PATH; tried:\n  %s",
 			errNoGDAL, strings.Join(tried, "\n  "))
@@ -144,7 +149,7 @@ func loadGDAL(path string) (*gdal, error) {
 		{&g.LastErrorMsg, "CPLGetLastErrorMsg"},
 		{&g.SetErrorHandler, "CPLSetErrorHandler"},
 	} {
-		sym, err := lookup(lib, f.name)
+		sym, err := lib.Symbol(f.name)
 		if err != nil {
 			return nil, fmt.Errorf("%s has no %s (OGR_L_GetArrowStream needs GDAL 3.6 or newer): %v", path, f.name, err)
 		}
@@ -153,7 +158,7 @@ func loadGDAL(path string) (*gdal, error) {
 	// Keep GDAL from printing its errors to stderr: this program reports
 	// them itself, with CPLGetLastErrorMsg. A C function's address is what
 	// CPLSetErrorHandler takes.
-	if quiet, err := lookup(lib, "CPLQuietErrorHandler"); err == nil {
+	if quiet, err := lib.Symbol("CPLQuietErrorHandler"); err == nil {
 		g.SetErrorHandler(quiet)
 	}
 	return g, nil

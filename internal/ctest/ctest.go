@@ -119,9 +119,9 @@ func Build(t testing.TB, name string, o Options) string {
 
 // compile builds testdata/c/<name>.c (and what o adds) into a shared
 // library for the test binary's platform (see compiler) and returns its
-// path. The file is named by a hash of the C sources and kept in the
-// temporary directory, since code under test may open it at any time; a
-// second run reuses it. skip is true when no compiler can be run; where
+// path. The file is named by a hash of the C sources and kept in a folder
+// of the user's own (cacheDir), since code under test may open it at any
+// time; a second run reuses it. skip is true when no compiler can be run; where
 // $CDEVICE_CTEST_PREBUILT names a folder, the library is taken from there
 // instead (see Prebuild).
 func compile(name string, o Options) (path string, skip bool, err error) {
@@ -178,14 +178,17 @@ func compileFor(p platform, name string, o Options, out string) (path string, sk
 			return "", false, err
 		}
 	}
-	dir := filepath.Join(os.TempDir(), "cdevice-ctest")
+	var dir string
 	if out != "" {
 		dir = filepath.Dir(out)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return "", false, err
+		}
 	} else {
+		if dir, err = cacheDir(); err != nil {
+			return "", false, err
+		}
 		out = filepath.Join(dir, fmt.Sprintf("lib%s-%x%s", name, h.Sum(nil)[:8], p.suffix()))
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", false, err
 	}
 	if _, err := os.Stat(out); err == nil {
 		return out, false, nil

@@ -40,15 +40,22 @@ func TestOpenNeverSearchesCurrentDirectory(t *testing.T) {
 	}
 
 	t.Setenv("PATH", abs+";"+os.Getenv("PATH"))
+	// A DLL that is loaded answers any later load of its name, and cannot
+	// be deleted: each is closed before the next load and the clean-up.
+	if _, err := ffi.OpenSystem(b); !errors.Is(err, ffi.ErrLibraryNotFound) {
+		t.Errorf("OpenSystem(%s), not in System32: %v; want not found", b, err)
+	}
 	lib, err := ffi.Open(b)
 	if err != nil || !strings.EqualFold(lib.Path(), filepath.Join(abs, b)) {
 		t.Errorf("%s in an absolute PATH folder: %v, %v", b, lib, err)
 	}
-	if _, err := ffi.OpenSystem(b); !errors.Is(err, ffi.ErrLibraryNotFound) {
-		t.Errorf("OpenSystem(%s), not in System32: %v; want not found", b, err)
+	if err == nil {
+		lib.Close()
 	}
-	if _, err := ffi.OpenSystem(s); err != nil {
+	if lib, err := ffi.OpenSystem(s); err != nil {
 		t.Errorf("OpenSystem(%s) in System32: %v", s, err)
+	} else {
+		lib.Close()
 	}
 	if got := ctest.Loaded(t, marks); !slices.Equal(got, []string{b, s}) {
 		t.Errorf("loaded %v, want %s from the absolute PATH folder and %s from System32", got, b, s)
@@ -66,6 +73,7 @@ func TestOpenRelativePath(t *testing.T) {
 	if err != nil || !strings.EqualFold(lib.Path(), filepath.Join(here, "sub", "cdevice_planted_r.dll")) {
 		t.Fatalf("Open(sub\\cdevice_planted_r.dll) = %v, %v", lib, err)
 	}
+	lib.Close()
 	if got := ctest.Loaded(t, marks); !slices.Equal(got, []string{"cdevice_planted_r.dll"}) {
 		t.Errorf("loaded %v", got)
 	}

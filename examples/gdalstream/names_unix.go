@@ -2,11 +2,7 @@
 
 package main
 
-import (
-	"runtime"
-
-	"github.com/ebitengine/purego"
-)
+import "runtime"
 
 // libraryNames are the names GDAL's library goes by, newest first. On
 // Linux the versioned names come from the runtime packages (libgdal32 is
@@ -19,14 +15,3 @@ var libraryNames = func() []string {
 	return []string{"libgdal.so.38", "libgdal.so.37", "libgdal.so.36", "libgdal.so.35",
 		"libgdal.so.34", "libgdal.so.33", "libgdal.so.32", "libgdal.so"}
 }()
-
-// openLibrary loads a shared library with dlopen; dlerror's message names
-// the library.
-func openLibrary(name string) (uintptr, error) {
-	return purego.Dlopen(name, purego.RTLD_NOW|purego.RTLD_GLOBAL)
-}
-
-// lookup is the address of the C function name in lib.
-func lookup(lib uintptr, name string) (uintptr, error) {
-	return purego.Dlsym(lib, name)
-}
