@@ -1,6 +1,7 @@
 package drivermgr_test
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/purearrow/cdevice/adbc"
 	"github.com/purearrow/cdevice/adbc/drivermgr"
@@ -94,5 +96,53 @@ func TestPlantedDriverIsNotLoaded(t *testing.T) {
 	st, msg = loadPlanted(t, t.TempDir(), env)
 	if loaded := ctest.Loaded(t, marks); len(loaded) != 1 || !strings.EqualFold(loaded[0], plantedFile()) {
 		t.Errorf("from an absolute entry of %s: loaded %v (%v: %s)", ctest.SearchList(), loaded, st, msg)
+	}
+}
+
+// hostileTOMLEnv marks the child of TestHostileTOMLBounded; its value is
+// the manifest to load.
+const hostileTOMLEnv = "CDEVICE_DRIVERMGR_HOSTILE_TOML"
+
+// TestHostileTOMLChild is not a test: it loads the manifest
+// TestHostileTOMLBounded wrote, under the memory limit it set.
+func TestHostileTOMLChild(t *testing.T) {
+	path := os.Getenv(hostileTOMLEnv)
+	if path == "" {
+		t.Skip("child process of TestHostileTOMLBounded")
+	}
+	if err := selfexec.ApplyMemoryLimit(); err != nil {
+		t.Fatal(err)
+	}
+	_, err := drivermgr.Driver{}.NewDatabase(map[string]string{drivermgr.OptionDriver: path})
+	fmt.Printf("HOSTILE %v\n", err)
+	selfexec.ReportPeak()
+}
+
+// Manifests and profiles of 20 to 80 KB nested thousands deep (which took
+// a gigabyte, or the whole process, in the TOML library) are refused at
+// once in a child whose address space is limited, with Arrow's C manager's
+// words for it, using little memory.
+func TestHostileTOMLBounded(t *testing.T) {
+	dir := t.TempDir()
+	for name, body := range map[string]string{
+		"inline tables 5000 deep": "x = " + strings.Repeat("{a=", 5000) + "1" + strings.Repeat("}", 5000) + "\n",
+		"arrays 20000 deep":       "x = " + strings.Repeat("[", 20000) + strings.Repeat("]", 20000) + "\n",
+		"a dotted key of 20000":   "[Driver]\n" + strings.Repeat("a.", 20000) + "a = 1\n",
+	} {
+		path := filepath.Join(dir, strings.ReplaceAll(name, " ", "_")+".toml")
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cmd := selfexec.Command([]string{hostileTOMLEnv + "=" + path}, "-test.run=^TestHostileTOMLChild$", "-test.count=1")
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		peak, elapsed, err := selfexec.Bounded(cmd, 256<<20, time.Minute)
+		t.Logf("%s (%d bytes): %v, peak RSS %.1f MiB", name, len(body), elapsed.Round(time.Millisecond), float64(peak)/(1<<20))
+		if err != nil || !strings.Contains(out.String(), "exceeded maximum nested value depth of 256") {
+			t.Errorf("%s: %v\n%s", name, err, out.String())
+		}
+		if peak > 64<<20 {
+			t.Errorf("%s: peak RSS %d bytes, more than 64 MiB", name, peak)
+		}
 	}
 }

@@ -149,11 +149,11 @@ func compressedStream(t *testing.T) ([]byte, int) {
 	data := buf.Bytes()
 	r := bytes.NewReader(data)
 	var vc *viewCounts
-	_, next, err := checkStreamMessage(r, int64(len(data)), 0, &vc) // the schema
+	_, next, _, err := checkStreamMessage(r, int64(len(data)), 0, &vc) // the schema
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, body, err := checkStreamMessage(r, int64(len(data)), next, &vc) // the batch
+	_, body, _, err := checkStreamMessage(r, int64(len(data)), next, &vc) // the batch
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +191,7 @@ func TestInspectMemoryLimit(t *testing.T) {
 	before := heapAllocs()
 	stderr.Reset()
 	if code := inspect([]string{huge}, &stdout, &stderr); code != exitFail ||
-		!strings.Contains(stderr.String(), "huge.arrows: batch 0: memory limit exceeded: an allocation of 1073741824 bytes") {
+		!strings.Contains(stderr.String(), "huge.arrows: message 1: memory limit exceeded: buffer 1 decompresses to 1073741824 bytes") {
 		t.Errorf("1 GiB claimed: exit %d, %s", code, stderr.String())
 	}
 	if allocated := heapAllocs() - before; allocated > 16<<20 {
@@ -200,7 +200,7 @@ func TestInspectMemoryLimit(t *testing.T) {
 }
 
 func TestLimitedAllocator(t *testing.T) {
-	a := newLimitedAllocator(memory.NewGoAllocator(), 100)
+	a := newLimitedAllocator(memory.NewGoAllocator(), 100, 1000)
 	b := a.Allocate(60)
 	b = a.Reallocate(80, b)
 	refused := func(f func()) (err error) {
@@ -221,6 +221,13 @@ func TestLimitedAllocator(t *testing.T) {
 	if a.used != 0 {
 		t.Errorf("%d bytes held after everything was freed", a.used)
 	}
+	// What was handed out counts toward the total even once freed.
+	for range 8 {
+		a.Free(a.Allocate(100))
+	}
+	if err := refused(func() { a.Allocate(100) }); !errors.Is(err, errDataLimit) || !strings.Contains(err.Error(), "past 1000 bytes in all (--max-data)") {
+		t.Errorf("Allocate past the total: %v", err)
+	}
 }
 
 // A corrupt field name cannot write to the terminal through an error.
@@ -239,7 +246,7 @@ func TestInspectVariadicCount(t *testing.T) {
 	}
 	r := bytes.NewReader(data)
 	var vc *viewCounts
-	_, next, err := checkStreamMessage(r, int64(len(data)), 0, &vc) // the schema
+	_, next, _, err := checkStreamMessage(r, int64(len(data)), 0, &vc) // the schema
 	if err != nil {
 		t.Fatal(err)
 	}

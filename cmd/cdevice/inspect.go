@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -24,7 +23,7 @@ import (
 	"github.com/purearrow/cdevice/internal/identity"
 )
 
-const inspectUsage = `usage: cdevice inspect [--json] [--max-memory BYTES] FILE
+const inspectUsage = `usage: cdevice inspect [--json] [--max-memory BYTES] [--max-data BYTES] [--max-batches N] FILE
 
 Read an Arrow IPC file (it starts with the magic "ARROW1") or stream (any
 other file), export its schema through the C Data Interface
@@ -37,7 +36,12 @@ back with full validation; the batch and row counts come from those structs.
 A corrupt file is an error that names the file and the batch, never a crash:
 its metadata is checked before arrow-go decodes it, each batch is validated
 in full before it crosses the C boundary, and reading holds at most
---max-memory bytes at once.
+--max-memory bytes at once. The work is bounded by the file, not only per
+allocation: a file's footer must list each block once, in order; compressed
+buffers are checked frame by frame before they are decoded (a ZSTD window
+or LZ4 block beyond a quarter of --max-memory is refused); the batches may
+produce at most --max-data bytes of data in all, and there may be at most
+--max-batches of them. Crossing a limit is an error naming it.
 
 Exit status: 0 on success, 1 when the file cannot be read or is not Arrow,
 2 on a usage error.
@@ -76,8 +80,11 @@ type inspectReport struct {
 func inspect(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("inspect", inspectUsage, stderr)
 	asJSON := fs.Bool("json", false, "print the report as JSON")
-	var maxMemory byteSize
+	var lim budget
+	var maxMemory, maxData byteSize
 	fs.Var(&maxMemory, "max-memory", "the most memory reading the file may hold at once: a number, or with KiB, MiB, GiB (default 64MiB + 16 × the file's size)")
+	fs.Var(&maxData, "max-data", "the most batch data (decompressed) reading the file may produce in all (default 64MiB + 64 × the file's size)")
+	fs.Int64Var(&lim.batches, "max-batches", defaultBatchLimit, "the most record and dictionary batches to read")
 	rest, code, ok := parseFlags(fs, args)
 	if !ok {
 		return code
@@ -88,7 +95,11 @@ func inspect(args []string, stdout, stderr io.Writer) int {
 	case len(rest) > 1:
 		return usageError(stderr, "inspect", "one file at a time (got %d: %s)", len(rest), strings.Join(rest, " "))
 	}
-	rep, err := inspectFile(rest[0], int64(maxMemory))
+	if lim.batches < 1 {
+		return usageError(stderr, "inspect", "--max-batches %d: want 1 or more", lim.batches)
+	}
+	lim.memory, lim.data = int64(maxMemory), int64(maxData)
+	rep, err := inspectFile(rest[0], lim)
 	if err != nil {
 		fmt.Fprintf(stderr, "cdevice inspect: %s\n", printable(err.Error()))
 		return exitFail
@@ -107,20 +118,9 @@ func inspect(args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-// defaultMemoryLimit is what reading a file of size bytes may hold at once
-// unless --max-memory says otherwise: a batch's buffers are in the file, so
-// without compression they need at most its size; a compressed one may
-// expand, up to 16 times here, or 64 MiB for small files. Lengths beyond
-// that are corrupt (or call for --max-memory).
-func defaultMemoryLimit(size int64) int64 {
-	const slack = 64 << 20
-	if size > (math.MaxInt64-slack)/16 {
-		return math.MaxInt64
-	}
-	return slack + 16*size
-}
-
-func inspectFile(path string, maxMemory int64) (*inspectReport, error) {
+// inspectFile reads the file at path within lim (its zero memory and data
+// limits: the defaults for the file's size).
+func inspectFile(path string, lim budget) (*inspectReport, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -143,10 +143,13 @@ func inspectFile(path string, maxMemory int64) (*inspectReport, error) {
 		return nil, err
 	}
 	rep := &inspectReport{File: path, BatchRows: []int64{}}
-	if maxMemory == 0 {
-		maxMemory = defaultMemoryLimit(size)
+	if lim.memory == 0 {
+		lim.memory = defaultMemoryLimit(size)
 	}
-	mem := newLimitedAllocator(memory.NewGoAllocator(), maxMemory)
+	if lim.data == 0 {
+		lim.data = defaultDataLimit(size)
+	}
+	mem := newLimitedAllocator(memory.NewGoAllocator(), lim.memory, lim.data)
 	opts := []ipc.Option{ipc.WithAllocator(mem), ipc.WithMetadataSizeLimit(maxMetadataSize), ipc.WithBodySizeLimit(size)}
 
 	// The batches go through the C path and are validated in full.
@@ -168,7 +171,7 @@ func inspectFile(path string, maxMemory int64) (*inspectReport, error) {
 	if bytes.Equal(magic[:n], []byte("ARROW1")) {
 		rep.Format = "file"
 		var r *ipc.FileReader
-		err := checkFile(f, size)
+		err := checkFile(f, size, &lim)
 		if err == nil {
 			err = guard(mem, func() (err error) {
 				r, err = ipc.NewFileReader(f, opts...)
@@ -197,7 +200,7 @@ func inspectFile(path string, maxMemory int64) (*inspectReport, error) {
 	} else {
 		rep.Format = "stream"
 		var r *ipc.Reader
-		err := checkStream(f, size)
+		err := checkStream(f, size, &lim)
 		if err == nil {
 			err = guard(mem, func() (err error) {
 				r, err = ipc.NewReader(f, opts...)
@@ -265,7 +268,7 @@ func guard(mem *limitedAllocator, f func() error) (err error) {
 			err = fmt.Errorf("%w: arrow-go's IPC reader failed on it: %v", cdevice.ErrInvalid, p)
 		}
 		if err != nil && mem.Err() != nil {
-			err = fmt.Errorf("%w (a corrupt length, or a compressed batch that needs --max-memory)", mem.Err())
+			err = fmt.Errorf("%w (a corrupt length, or a file that needs more of the limit)", mem.Err())
 		}
 	}()
 	return f()

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 )
 
 // arrow-go decodes IPC metadata (flatbuffers) without checking it: an
@@ -318,13 +320,22 @@ func (f *fbBuf) checkBatch(pos, views int64) error {
 	return nil
 }
 
+// A batchBody is what a record or dictionary batch asks of its body: its
+// buffers (offset and length within the body) and their codec (-1:
+// uncompressed).
+type batchBody struct {
+	buffers []int64 // offset, length, offset, length, ...
+	codec   int
+}
+
 // checkMessage checks the metadata of one message. A schema sets *vc (the
-// first one a stream has); batches are checked against it.
-func checkMessage(meta []byte, vc **viewCounts) (bodyLen int64, err error) {
+// first one a stream has); batches are checked against it, and their body's
+// layout returned (nil for other messages).
+func checkMessage(meta []byte, vc **viewCounts) (bodyLen int64, bb *batchBody, err error) {
 	f := newFBBuf(meta)
 	pos, err := f.root(messageFB)
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	if p := f.fieldPos(pos, 3); p != 0 {
 		bodyLen = f.i64(p)
@@ -335,23 +346,96 @@ func checkMessage(meta []byte, vc **viewCounts) (bodyLen int64, err error) {
 	}
 	header := f.tableAt(pos, 2)
 	if header == 0 {
-		return bodyLen, nil
+		return bodyLen, nil, nil
 	}
+	batch := int64(0)
 	switch {
 	case typ == headerSchema && *vc == nil:
 		*vc = f.schemaViews(header)
 	case typ == headerRecordBatch && *vc != nil:
-		err = f.checkBatch(header, (*vc).batch)
+		batch, err = header, f.checkBatch(header, (*vc).batch)
 	case typ == headerDictionaryBatch && *vc != nil:
 		var id int64
 		if p := f.fieldPos(header, 0); p != 0 {
 			id = f.i64(p)
 		}
-		if data := f.tableAt(header, 1); data != 0 {
-			err = f.checkBatch(data, (*vc).dicts[id])
+		if batch = f.tableAt(header, 1); batch != 0 {
+			err = f.checkBatch(batch, (*vc).dicts[id])
 		}
 	}
-	return bodyLen, err
+	if err != nil || batch == 0 {
+		return bodyLen, nil, err
+	}
+	return bodyLen, f.body(batch), nil
+}
+
+// body is the body layout of the checked RecordBatch table at pos: its
+// buffers (Buffer: offset int64, length int64), and its compression's codec
+// (BodyCompression: codec byte, LZ4_FRAME by default), -1 where it has none
+// or one arrow-go does not know (it reads those buffers as they are).
+func (f *fbBuf) body(pos int64) *batchBody {
+	bb := &batchBody{codec: -1}
+	start, n := f.vectorAt(pos, 2)
+	for i := range n {
+		bb.buffers = append(bb.buffers, f.i64(start+16*i), f.i64(start+16*i+8))
+	}
+	if c := f.tableAt(pos, 3); c != 0 {
+		bb.codec = codecLZ4
+		if p := f.fieldPos(c, 0); p != 0 {
+			bb.codec = int(f.b[p])
+		}
+		if bb.codec != codecLZ4 && bb.codec != codecZSTD {
+			bb.codec = -1
+		}
+	}
+	return bb
+}
+
+// checkBody checks the body of a batch (bodyLen bytes at start of r) and
+// spends b on it: every buffer inside the body, and where compressed, its
+// uncompressed length within --max-memory and its frames sound
+// (checkFrames); the body and what its buffers decompress to count toward
+// --max-data.
+func checkBody(r io.ReaderAt, start, bodyLen int64, bb *batchBody, b *budget) error {
+	if err := b.spendBatch(); err != nil {
+		return err
+	}
+	if err := b.spendData(bodyLen, fmt.Sprintf("a body of %d bytes", bodyLen)); err != nil {
+		return err
+	}
+	for i := 0; i < len(bb.buffers); i += 2 {
+		off, n := bb.buffers[i], bb.buffers[i+1]
+		if off < 0 || n < 0 || off > bodyLen || n > bodyLen-off {
+			return corrupt("buffer %d: %d bytes at offset %d of a body of %d bytes", i/2, n, off, bodyLen)
+		}
+		if bb.codec < 0 || n == 0 {
+			continue
+		}
+		if n < 8 {
+			return corrupt("buffer %d: %d bytes, too few for a compressed buffer's length", i/2, n)
+		}
+		var hdr [8]byte
+		if _, err := r.ReadAt(hdr[:], start+off); err != nil {
+			return fmt.Errorf("buffer %d: %w", i/2, err)
+		}
+		declared := int64(binary.LittleEndian.Uint64(hdr[:]))
+		switch {
+		case declared == -1: // stored uncompressed
+			continue
+		case declared < 0:
+			return corrupt("buffer %d: uncompressed length %d", i/2, declared)
+		case declared > b.memory:
+			return fmt.Errorf("%w: buffer %d decompresses to %d bytes, more than the %d the reading may hold at once (--max-memory)",
+				errMemoryLimit, i/2, declared, b.memory)
+		}
+		if err := b.spendData(declared, fmt.Sprintf("buffer %d (%d bytes decompressed)", i/2, declared)); err != nil {
+			return err
+		}
+		if err := checkFrames(io.NewSectionReader(r, start+off+8, n-8), bb.codec, declared, b); err != nil {
+			return fmt.Errorf("buffer %d: %w", i/2, err)
+		}
+	}
+	return nil
 }
 
 // readAt reads n bytes at off of a file of size bytes, or says why not.
@@ -379,11 +463,12 @@ func (e *messageError) Error() string { return fmt.Sprintf("message %d: %v", e.i
 func (e *messageError) Unwrap() error { return e.err }
 
 // checkStream checks the metadata of every message of the IPC stream r
-// (size bytes), framed as arrow-go's stream reader frames it.
-func checkStream(r io.ReaderAt, size int64) error {
+// (size bytes), framed as arrow-go's stream reader frames it, and every
+// batch's body, spending b.
+func checkStream(r io.ReaderAt, size int64, b *budget) error {
 	var vc *viewCounts
 	for i, pos := 0, int64(0); pos < size; i++ {
-		body, next, err := checkStreamMessage(r, size, pos, &vc)
+		body, next, bb, err := checkStreamMessage(r, size, pos, &vc)
 		if err != nil {
 			return &messageError{i, err}
 		}
@@ -393,58 +478,71 @@ func checkStream(r io.ReaderAt, size int64) error {
 		if body < 0 || body > size-next {
 			return &messageError{i, corrupt("a body of %d bytes at offset %d runs past the end of the file (%d bytes)", body, next, size)}
 		}
+		if bb != nil {
+			if err := checkBody(r, next, body, bb, b); err != nil {
+				return &messageError{i, err}
+			}
+		}
 		pos = next + body
 	}
 	return nil
 }
 
 // checkStreamMessage checks the message at pos and returns its body length
-// and where the body starts, next -1 at the end-of-stream marker.
-func checkStreamMessage(r io.ReaderAt, size, pos int64, vc **viewCounts) (body, next int64, err error) {
+// and where the body starts, next -1 at the end-of-stream marker, and a
+// batch's body layout.
+func checkStreamMessage(r io.ReaderAt, size, pos int64, vc **viewCounts) (body, next int64, bb *batchBody, err error) {
 	if size-pos < 4 {
-		return 0, 0, corrupt("%d stray bytes at the end", size-pos)
+		return 0, 0, nil, corrupt("%d stray bytes at the end", size-pos)
 	}
 	hdr, err := readAt(r, size, pos, 4, "length")
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, nil, err
 	}
 	n, prefix := int64(int32(binary.LittleEndian.Uint32(hdr))), int64(4)
 	if n == -1 { // the continuation marker, then the length
 		if hdr, err = readAt(r, size, pos+4, 4, "length"); err != nil {
-			return 0, 0, err
+			return 0, 0, nil, err
 		}
 		n, prefix = int64(int32(binary.LittleEndian.Uint32(hdr))), 8
 	}
 	switch {
 	case n == 0:
-		return 0, -1, nil
+		return 0, -1, nil, nil
 	case n < 4:
-		return 0, 0, corrupt("metadata length %d", n)
+		return 0, 0, nil, corrupt("metadata length %d", n)
 	}
 	meta, err := readAt(r, size, pos+prefix, n, "metadata")
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, nil, err
 	}
-	body, err = checkMessage(meta, vc)
-	return body, pos + prefix + n, err
+	body, bb, err = checkMessage(meta, vc)
+	return body, pos + prefix + n, bb, err
 }
 
-// checkFile checks the footer of the IPC file r (size bytes) and the
-// metadata of every message it lists, as arrow-go's file reader finds them.
-func checkFile(r io.ReaderAt, size int64) error {
+// fileMagic is what an IPC file starts with (padded to 8 bytes) and ends
+// with.
+const fileMagic = 8
+
+// checkFile checks the footer of the IPC file r (size bytes), the metadata
+// of every message it lists and their bodies, spending b: the blocks must
+// lie between the leading magic and the footer, in order, none overlapping
+// another (one block listed over and over would be read as often).
+func checkFile(r io.ReaderAt, size int64, b *budget) error {
 	const tail = 10 // footer length, then "ARROW1"
 	if size <= 16 {
 		return corrupt("a file of %d bytes is too small", size)
 	}
-	b, err := readAt(r, size, size-tail, 4, "footer length")
+	lb, err := readAt(r, size, size-tail, 4, "footer length")
 	if err != nil {
 		return err
 	}
-	n := int64(binary.LittleEndian.Uint32(b))
+	n := int64(binary.LittleEndian.Uint32(lb))
 	if n <= 0 || n+16 > size {
 		return corrupt("footer length %d in a file of %d bytes", n, size)
 	}
-	footer, err := readAt(r, size, size-tail-n, n, "footer")
+	footerStart := size - tail - n
+	footer, err := readAt(r, size, footerStart, n, "footer")
 	if err != nil {
 		return err
 	}
@@ -457,15 +555,28 @@ func checkFile(r io.ReaderAt, size int64) error {
 	if s := f.tableAt(pos, 1); s != 0 {
 		vc = f.schemaViews(s)
 	}
+	var spans []fileSpan
 	for _, list := range []struct {
 		id   int
 		name string
 	}{{2, "dictionary"}, {3, "batch"}} {
 		start, count := f.vectorAt(pos, list.id)
+		if count > b.batches-int64(len(spans)) {
+			return fmt.Errorf("%w: the footer lists more than %d batches (--max-batches)", errBatchLimit, b.batches)
+		}
 		for i := range count {
 			blk := start + 24*i // Block: offset int64, metaDataLength int32, pad, bodyLength int64
 			what := fmt.Sprintf("%s %d", list.name, i)
-			off, metaLen := f.i64(blk), int64(int32(f.u32(blk+8)))
+			off, metaLen, bodyLen := f.i64(blk), int64(int32(f.u32(blk+8))), f.i64(blk+16)
+			if off < fileMagic || metaLen < 0 || bodyLen < 0 || metaLen > footerStart-off || bodyLen > footerStart-off-metaLen {
+				return corrupt("%s: a block of %d+%d bytes at offset %d is not between the file's magic and its footer (at %d)",
+					what, metaLen, bodyLen, off, footerStart)
+			}
+			if i > 0 && off < spans[len(spans)-1].end {
+				return corrupt("%s at offset %d: the footer's blocks must be in order, each after the one before (which ends at %d)",
+					what, off, spans[len(spans)-1].end)
+			}
+			spans = append(spans, fileSpan{off, off + metaLen + bodyLen, what})
 			meta, err := readAt(r, size, off, metaLen, what)
 			if err != nil {
 				return err
@@ -477,9 +588,31 @@ func checkFile(r io.ReaderAt, size int64) error {
 			if int64(len(meta)) < prefix+4 {
 				return corrupt("%s: metadata of %d bytes", what, len(meta))
 			}
-			if _, err := checkMessage(meta[prefix:], &vc); err != nil {
+			_, bb, err := checkMessage(meta[prefix:], &vc)
+			if err == nil && bb != nil {
+				err = checkBody(r, off+metaLen, bodyLen, bb, b)
+			}
+			if err != nil {
 				return fmt.Errorf("%s: %w", what, err)
 			}
+		}
+	}
+	return overlapping(spans)
+}
+
+// A fileSpan is the bytes of one block of an IPC file.
+type fileSpan struct {
+	off, end int64
+	what     string
+}
+
+// overlapping reports two blocks that share bytes, across the footer's two
+// lists (each is in order already).
+func overlapping(spans []fileSpan) error {
+	slices.SortFunc(spans, func(a, b fileSpan) int { return cmp.Compare(a.off, b.off) })
+	for i := 1; i < len(spans); i++ {
+		if spans[i].off < spans[i-1].end {
+			return corrupt("%s (at offset %d) and %s (at %d) share bytes: each block is listed once", spans[i-1].what, spans[i-1].off, spans[i].what, spans[i].off)
 		}
 	}
 	return nil

@@ -24,7 +24,11 @@ const mainEnv = "CDEVICE_TEST_MAIN"
 // fails the binary if anything is still held across the C boundary.
 func TestMain(m *testing.M) {
 	if os.Getenv(mainEnv) == "1" {
-		main()
+		if err := selfexec.ApplyMemoryLimit(); err != nil {
+			panic(err)
+		}
+		selfexec.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) // main, telling its peak memory
+
 	}
 	testsupport.Main(m)
 }

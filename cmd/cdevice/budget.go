@@ -1,0 +1,78 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"math"
+)
+
+// What reading one input may cost in all, not only per allocation: a
+// small file can list the same block again and again, or hold compressed
+// buffers that expand a thousandfold, and each batch is validated and
+// exported through C.
+var (
+	// errDataLimit: the batches would produce more data in all than
+	// --max-data allows.
+	errDataLimit = errors.New("data limit exceeded")
+	// errBatchLimit: more batches than --max-batches allows.
+	errBatchLimit = errors.New("batch limit exceeded")
+)
+
+// defaultBatchLimit is --max-batches unless given.
+const defaultBatchLimit = 1_000_000
+
+// defaultDataLimit is --max-data for a file of size bytes unless given: 64
+// MiB, and 64 times the file (compressed data rarely expands more; what
+// does needs the flag).
+func defaultDataLimit(size int64) int64 { return sat(64<<20, 64, size) }
+
+// defaultMemoryLimit is what reading a file of size bytes may hold at once
+// unless --max-memory says otherwise: a batch's buffers are in the file, so
+// without compression they need at most its size; a compressed one may
+// expand, up to 16 times here, or 64 MiB for small files. Lengths beyond
+// that are corrupt (or call for --max-memory).
+func defaultMemoryLimit(size int64) int64 { return sat(64<<20, 16, size) }
+
+// sat is base + k*size, saturating at MaxInt64.
+func sat(base, k, size int64) int64 {
+	if size > (math.MaxInt64-base)/k {
+		return math.MaxInt64
+	}
+	return base + k*size
+}
+
+// A budget is what reading one input may still spend: checkFile and
+// checkStream spend it from the metadata and the compressed buffers'
+// headers before arrow-go reads anything, so that an input over a limit is
+// refused after work bounded by its size; the allocator holds arrow-go to
+// the same limits as it reads.
+type budget struct {
+	memory  int64 // the most held at once (--max-memory)
+	data    int64 // the most batch data produced in all, decompressed (--max-data)
+	batches int64 // the most record and dictionary batches (--max-batches)
+
+	dataUsed, batchesUsed int64
+}
+
+// spendData counts n bytes of batch data (what, for the error).
+func (b *budget) spendData(n int64, what string) error {
+	if n > b.data-b.dataUsed {
+		return fmt.Errorf("%w: %s would take the batches' data past %d bytes in all (--max-data)", errDataLimit, what, b.data)
+	}
+	b.dataUsed += n
+	return nil
+}
+
+// spendBatch counts one more batch.
+func (b *budget) spendBatch() error {
+	if b.batchesUsed >= b.batches {
+		return fmt.Errorf("%w: more than %d batches (--max-batches)", errBatchLimit, b.batches)
+	}
+	b.batchesUsed++
+	return nil
+}
+
+// decoderCap bounds what a decompressor may keep besides the buffer it
+// fills (a ZSTD window, an LZ4 block), which no allocator of ours sees: a
+// quarter of --max-memory.
+func (b *budget) decoderCap() int64 { return b.memory / 4 }
