@@ -1,7 +1,6 @@
 package cdevice
 
 import (
-	"encoding/binary"
 	"errors"
 	"runtime"
 
@@ -11,20 +10,33 @@ import (
 )
 
 // ImportDeviceArrayOnDevice imports an ArrowDeviceArray of any device type,
-// leaving its buffers where they are. It waits on the producer's sync_event
-// first, then checks the tree's structure and finds the size of every buffer,
-// reading the values that sizes depend on (last offsets of binary arrays,
-// variadic buffer sizes of views) from the device in one batch with one
-// synchronization. The schema is released at once; arr when the returned
-// array is released.
+// leaving its buffers where they are. It checks the tree's structure and
+// finds the size of every buffer, reading from the device only the values
+// that sizes depend on: the last offset of each binary and string array,
+// the variadic buffer sizes of views. Other values (first offsets, list
+// offsets) are checked when the data is brought to the host, or here
+// under WithFullValidation. The import is ordered after the producer's
+// sync_event:
+//   - on CUDA and HIP device memory (device.ValueReader), the reads wait
+//     for it on the device and come back in one round trip: one
+//     synchronization, one batched copy where the runtime has it;
+//   - on OpenCL, likewise: reads queued behind the event, one wait;
+//   - on memory the host can read (pinned host memory, managed memory,
+//     the CPU), the host waits for the event, then reads in place;
+//   - with nothing to read (no variable-length array), the host waits for
+//     the event: no round trip when it is done already.
+//
+// The schema is released at once; arr when the returned array is released.
 //
 // When no loaded backend owns the array's device, it imports as metadata:
 // sizes that depend on device contents are -1, and reading the data fails
 // with ErrNotReadable.
 //
-// WithContext bounds the wait for the producer's sync_event. The data
-// stays on the device, so WithFullValidation applies when it is brought to
-// the host (ImportDeviceArray does; else ValidateFull on ToHost's result).
+// WithContext bounds the wait for the producer's sync_event (the host waits
+// then, polling the event). The data stays on the device, so
+// WithFullValidation's checks of contents apply when it is brought to the
+// host (ImportDeviceArray does; else ValidateFull on ToHost's result); here
+// it reads every offset the structure checks use.
 func ImportDeviceArrayOnDevice(arr *abi.DeviceArray, schema *abi.Schema, opts ...ImportOption) (*DeviceArray, error) {
 	f, err := ImportField(schema)
 	if err != nil {
@@ -91,51 +103,45 @@ func importDeviceTree(arr *abi.DeviceArray, dt arrow.DataType, cfg importConfig)
 		ReleaseArray(&arr.Array)
 		return nil, lookupErr
 	}
-	if dev != nil {
-		// Nothing is read before the producer's work is done.
-		if err := dev.WaitSyncEvent(cfg.context(), arr.SyncEvent, nil); err != nil {
-			ReleaseArray(&arr.Array)
-			return nil, err
-		}
-	}
+	syncEvent := arr.SyncEvent
 	imp, err := startImport(&arr.Array)
 	if err != nil {
 		return nil, err
 	}
-	t := deviceTree{dev: dev, typ: arr.DeviceType, id: arr.DeviceID, owner: newDeviceOwner(dev)}
+	t := deviceTree{dev: dev, typ: arr.DeviceType, id: arr.DeviceID, owner: newDeviceOwner(dev), cfg: cfg, syncEvent: syncEvent}
 	t.owner.imp = imp
 	root, err := t.node(&imp.c, dt, 0)
 	if err == nil {
 		err = t.resolveSizes()
 	}
 	if err != nil {
+		if dev != nil && !t.waited {
+			// The producer's work may still use what its release frees.
+			dev.WaitSyncEvent(cfg.context(), syncEvent, nil)
+		}
 		t.owner.release() // releases the producer's tree
 		return nil, err
 	}
 	return rootOf(root), nil
 }
 
-// deviceTree builds a DeviceArray over an imported tree.
+// deviceTree builds a DeviceArray over an imported tree. Nothing of the
+// device's memory is read before the producer's sync_event (fetch).
 type deviceTree struct {
-	dev   device.Device // nil: no backend
-	typ   abi.DeviceType
-	id    int64
-	owner *deviceOwner
-	nodes []deviceNode // in build order, for resolveSizes
-	reads []deviceRead
+	dev       device.Device // nil: no backend
+	typ       abi.DeviceType
+	id        int64
+	owner     *deviceOwner
+	cfg       importConfig
+	syncEvent uintptr
+	nodes     []deviceNode // in build order, for resolveSizes
+	reads     []device.ValueRead
+	waited    bool // the producer's work is done
 }
 
 type deviceNode struct {
 	n   node
 	out *DeviceArray
-}
-
-// A deviceRead is one value a buffer size depends on.
-type deviceRead struct {
-	p     device.Pointer
-	off   int64
-	width int64
-	value int64
 }
 
 func (t *deviceTree) node(a *abi.Array, dt arrow.DataType, depth int) (*DeviceArray, error) {
@@ -161,7 +167,9 @@ func (t *deviceTree) node(a *abi.Array, dt arrow.DataType, depth int) (*DeviceAr
 	t.nodes = append(t.nodes, deviceNode{n: n, out: out})
 	// First pass: note the reads sizes need.
 	if _, err := cBufferSizes(&n, func(buf int, idx, w int64) int64 {
-		t.reads = append(t.reads, deviceRead{p: device.Pointer(n.cbuffers[buf]), off: idx * w, width: w})
+		if t.needsRead(&n, buf, idx) {
+			t.reads = append(t.reads, device.ValueRead{Ptr: device.Pointer(n.cbuffers[buf]), Off: idx * w, Width: int(w)})
+		}
 		return 0
 	}, nil); err != nil {
 		return nil, err
@@ -181,9 +189,24 @@ func (t *deviceTree) node(a *abi.Array, dt arrow.DataType, depth int) (*DeviceAr
 	return out, nil
 }
 
-// resolveSizes fetches every noted value (from host-accessible memory
-// directly, otherwise all in one batch on one stream with one
-// synchronization) and sets each buffer's size.
+// needsRead reports whether the value of buffer buf at index idx that
+// cBufferSizes asks for is read from the device: what a buffer's size
+// depends on (a binary or string array's last offset, which sizes its
+// data; a view's variadic buffer sizes), and under full validation every
+// value the structure checks use too (first offsets, list offsets). The
+// others stand as 0 until the data reaches the host, whose import checks
+// them.
+func (t *deviceTree) needsRead(n *node, buf int, idx int64) bool {
+	switch {
+	case t.cfg.full:
+		return true
+	case dependsOnContents(n.id) && n.id != arrow.BINARY_VIEW && n.id != arrow.STRING_VIEW:
+		return buf == 1 && idx == n.end
+	}
+	return dependsOnContents(n.id)
+}
+
+// resolveSizes fetches every noted value and sets each buffer's size.
 func (t *deviceTree) resolveSizes() error {
 	if t.dev == nil {
 		for _, dn := range t.nodes {
@@ -209,8 +232,11 @@ func (t *deviceTree) resolveSizes() error {
 	}
 	next := 0
 	for _, dn := range t.nodes {
-		sizes, err := cBufferSizes(&dn.n, func(int, int64, int64) int64 {
-			v := t.reads[next].value
+		sizes, err := cBufferSizes(&dn.n, func(buf int, idx, _ int64) int64 {
+			if !t.needsRead(&dn.n, buf, idx) {
+				return 0
+			}
+			v := t.reads[next].Value
 			next++
 			return v
 		}, nil)
@@ -232,47 +258,52 @@ func dependsOnContents(id arrow.Type) bool {
 	return false
 }
 
+// fetch reads the noted values once the producer's work is done: from
+// memory the host can read in place after a host wait, through the
+// device's ValueReader in one round trip, or, for a device that is
+// neither, with copies on one stream and one synchronization after a host
+// wait.
 func (t *deviceTree) fetch() error {
-	if len(t.reads) == 0 {
+	ctx, dev := t.cfg.context(), t.dev
+	vr, batched := dev.(device.ValueReader)
+	if len(t.reads) > 0 && batched && !dev.HostAccessible() {
+		err := vr.ReadValues(ctx, t.syncEvent, t.reads)
+		t.waited = err == nil
+		return err
+	}
+	if err := dev.WaitSyncEvent(ctx, t.syncEvent, nil); err != nil || len(t.reads) == 0 {
+		t.waited = err == nil
+		return err
+	}
+	t.waited = true
+	if dev.HostAccessible() {
+		for i := range t.reads {
+			r := &t.reads[i]
+			r.Set(hostBytesAt(r.Ptr, r.Off, int64(r.Width)))
+		}
 		return nil
 	}
 	host := make([]byte, 8*len(t.reads))
-	if t.dev.HostAccessible() {
-		for i := range t.reads {
-			r := &t.reads[i]
-			copy(host[8*i:8*i+int(r.width)], hostBytesAt(r.p, r.off, r.width))
-		}
-	} else {
-		s, err := t.dev.NewStream()
-		if err != nil {
-			return err
-		}
-		defer s.Close()
-		var pin runtime.Pinner
-		pin.Pin(&host[0])
-		defer pin.Unpin()
-		for i := range t.reads {
-			r := &t.reads[i]
-			if err := t.dev.CopyToHost(host[8*i:8*i+int(r.width)], r.p, int(r.off), s); err != nil {
-				s.Synchronize()
-				return err
-			}
-		}
-		if err := s.Synchronize(); err != nil {
+	s, err := dev.NewStream()
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	var pin runtime.Pinner
+	pin.Pin(&host[0])
+	defer pin.Unpin()
+	for i := range t.reads {
+		r := &t.reads[i]
+		if err := dev.CopyToHost(host[8*i:8*i+r.Width], r.Ptr, int(r.Off), s); err != nil {
+			s.Synchronize()
 			return err
 		}
 	}
+	if err := s.Synchronize(); err != nil {
+		return err
+	}
 	for i := range t.reads {
-		r := &t.reads[i]
-		b := host[8*i:]
-		switch r.width {
-		case 2:
-			r.value = int64(int16(binary.NativeEndian.Uint16(b)))
-		case 4:
-			r.value = int64(int32(binary.NativeEndian.Uint32(b)))
-		default:
-			r.value = int64(binary.NativeEndian.Uint64(b))
-		}
+		t.reads[i].Set(host[8*i:])
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package device
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 
@@ -112,6 +113,48 @@ type ForeignStreams interface {
 	// ArrowDeviceArray.sync_event carries it: a cudaEvent_t*, hipEvent_t*
 	// or cl_event*). A zero syncEvent does nothing.
 	MakeStreamWait(foreign uintptr, syncEvent uintptr) error
+}
+
+// A ValueReader is a Device that reads many small values from its memory
+// at once: what an import needs to size its buffers (the last offset of a
+// string array, a view array's variadic buffer sizes). Over a bus every
+// wait costs a round trip, so the reads are queued together and waited for
+// once: the CUDA and HIP devices wait for the producer's event on the device
+// itself, copy every value into page-locked staging memory (kept per device
+// and reused) with one batched copy where the runtime has one, and
+// synchronize once; OpenCL queues non-blocking reads behind the event and
+// waits once.
+type ValueReader interface {
+	// ReadValues sets each read's Value to the signed integer of Width
+	// bytes (2, 4 or 8, native byte order) at Ptr+Off, once the work behind
+	// syncEvent (an ArrowDeviceArray.sync_event of this device type; 0:
+	// none) is done. With a ctx that can be done, the wait for that work
+	// happens on the host first and ends with ctx's error once ctx is
+	// done; otherwise the device waits, and the host only for the reads.
+	// Safe for concurrent use; the staging memory is released when the
+	// backend closes.
+	ReadValues(ctx context.Context, syncEvent uintptr, reads []ValueRead) error
+}
+
+// A ValueRead is one value a ValueReader reads.
+type ValueRead struct {
+	Ptr   Pointer
+	Off   int64
+	Width int   // bytes: 2, 4 or 8
+	Value int64 // set by ReadValues
+}
+
+// Set sets Value to the signed integer of Width bytes at the start of b,
+// in native byte order (b holds at least Width bytes).
+func (r *ValueRead) Set(b []byte) {
+	switch r.Width {
+	case 2:
+		r.Value = int64(int16(binary.NativeEndian.Uint16(b)))
+	case 4:
+		r.Value = int64(int32(binary.NativeEndian.Uint32(b)))
+	default:
+		r.Value = int64(binary.NativeEndian.Uint64(b))
+	}
 }
 
 // A Stream orders work on one device.

@@ -75,6 +75,9 @@ var table = gpurt.Table{
 		// CUDA 12 headers map cudaGetDeviceProperties to _v2.
 		gpurt.GetDeviceProperties: {"cudaGetDeviceProperties_v2", "cudaGetDeviceProperties"},
 	},
+	// cudaMemcpyBatchAsync came with CUDA 12.8; CUDA 13 dropped its
+	// failIdx argument.
+	Optional: []gpurt.Op{gpurt.MemcpyBatchAsync}, BatchFailIdxBefore: 13000,
 	Kinds: []gpurt.Kind{
 		{Memory: gpurt.DeviceMemory, Type: abi.DeviceCUDA, Alloc: "cudaMalloc", Free: "cudaFree"},
 		{Memory: gpurt.HostMemory, Type: abi.DeviceCUDAHost, Alloc: "cudaMallocHost", Free: "cudaFreeHost"},

@@ -12,6 +12,7 @@ import (
 var (
 	_ device.Device         = (*Device)(nil)
 	_ device.ForeignStreams = (*Device)(nil)
+	_ device.ValueReader    = (*Device)(nil)
 )
 
 // Type is the device type of the Device's kind of memory (see Device), as
@@ -111,6 +112,19 @@ func (d *Device) MakeStreamWait(foreign, syncEvent uintptr) error {
 // recorded on it (device.ForeignStreams).
 func (d *Device) WaitForStream(foreign uintptr, s device.Stream) error {
 	return d.dev.WaitForStream(foreign, s)
+}
+
+// ReadValues sets each read's Value to the integer of its Width bytes at
+// Ptr+Off (device.ValueReader), once the work behind syncEvent, a cudaEvent_t*
+// (0: none), is done, in one round trip however many there are: the GPU made
+// current once; a stream of its own (kept for reuse, given back when the
+// backend closes) made to wait for the event (cudaStreamWaitEvent); every value
+// copied into page-locked memory of the runtime's with one cudaMemcpyBatchAsync
+// where the runtime has it (else a cudaMemcpyAsync each); one
+// cudaStreamSynchronize. With a ctx that can be done, the host waits for the
+// event first, as WaitSyncEvent does, so that ctx bounds the wait.
+func (d *Device) ReadValues(ctx context.Context, syncEvent uintptr, reads []device.ValueRead) error {
+	return d.dev.ReadValues(ctx, syncEvent, reads)
 }
 
 // MemoryInfo is the GPU's free and total memory in bytes (cudaMemGetInfo).

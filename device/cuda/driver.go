@@ -54,7 +54,10 @@ var driverTable = gpurt.Table{
 		gpurt.MemcpyHtoDAsync:       {"cuMemcpyHtoDAsync_v2"},
 		gpurt.MemcpyDtoHAsync:       {"cuMemcpyDtoHAsync_v2"},
 		gpurt.MemcpyDtoDAsync:       {"cuMemcpyDtoDAsync_v2"},
+		// CUDA 12.8's, with a failIdx argument; CUDA 13's _v2 has none.
+		gpurt.MemcpyBatchAsync: {"cuMemcpyBatchAsync_v2", "cuMemcpyBatchAsync"},
 	},
+	Optional: []gpurt.Op{gpurt.MemcpyBatchAsync},
 	Kinds: []gpurt.Kind{
 		{Memory: gpurt.DeviceMemory, Type: abi.DeviceCUDA, Alloc: "cuMemAlloc_v2", Free: "cuMemFree_v2"},
 		{Memory: gpurt.HostMemory, Type: abi.DeviceCUDAHost, Alloc: "cuMemAllocHost_v2", Free: "cuMemFreeHost"},

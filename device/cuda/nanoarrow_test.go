@@ -141,7 +141,7 @@ func project(rb arrow.RecordBatch, cols []int) arrow.RecordBatch {
 
 // registerFor makes d the device that imports of its type and id use
 // until t ends, and then the one before it again.
-func registerFor(t *testing.T, d device.Device) {
+func registerFor(t testing.TB, d device.Device) {
 	prev, err := device.Lookup(d.Type(), d.ID())
 	device.Register(d)
 	if err == nil {
@@ -161,14 +161,14 @@ var nanoarrowCases = []struct {
 
 // nanoarrow is the peer, loaded and open on GPU 0.
 type nanoarrow struct {
-	t   *testing.T
+	t   testing.TB
 	lib *ffi.Library
 }
 
 // openNanoarrow builds the peer against the CUDA driver library our
 // driver API loads (the GPU's libcuda, or the double), opens it on GPU 0,
 // and closes it when t ends.
-func openNanoarrow(t *testing.T) *nanoarrow {
+func openNanoarrow(t testing.TB) *nanoarrow {
 	t.Helper()
 	info, err := cuda.Driver.Real.Probe(context.Background())
 	if err != nil {
@@ -189,7 +189,7 @@ func openNanoarrow(t *testing.T) *nanoarrow {
 // buildNanoarrow compiles nanoarrow_peer.c with nanoarrow's sources,
 // against CUDA's cuda.h where the toolkit is installed (else our
 // cudashim), linked with driverLib.
-func buildNanoarrow(t *testing.T, driverLib string) *ffi.Library {
+func buildNanoarrow(t testing.TB, driverLib string) *ffi.Library {
 	t.Helper()
 	root, err := ctest.ModuleRoot()
 	if err != nil {

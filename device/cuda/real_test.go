@@ -106,7 +106,25 @@ func TestDoubleStandsInForGPU(t *testing.T) {
 			}
 		}
 	}
+	// The device stream's table through each API, each with its rate.
+	for _, api := range []string{"runtime", "driver"} {
+		for _, side := range []string{"Stream", "Go", "C"} {
+			name := "BenchmarkRealDeviceStream/" + api + "/" + side
+			if !regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(name) + `(-\d+)?\s.*batches/s`).MatchString(string(out)) {
+				t.Errorf("the Real run lacks %s's batches/s:\n%s", name, out)
+			}
+		}
+	}
 	if strings.Contains(string(out), "--- SKIP") {
 		t.Errorf("a Real test skipped on the double:\n%s", out)
+	}
+}
+
+// BenchmarkRealDeviceStream is the cdevice bench command's device stream
+// row on the first CUDA device, through each API (gpurttest.DeviceStreamTable:
+// Stream, Go, C).
+func BenchmarkRealDeviceStream(b *testing.B) {
+	for _, rt := range cuda.APIs {
+		b.Run(rt.Table.API.String(), func(b *testing.B) { gpurttest.DeviceStreamTable(b, rt) })
 	}
 }

@@ -28,6 +28,8 @@ var table = gpurt.Table{
 		gpurt.GetDeviceProperties: {"hipGetDevicePropertiesR0600", "hipGetDeviceProperties"},
 		gpurt.DeviceGetAttribute:  nil, // no attributes are read
 	},
+	// hipMemcpyBatchAsync came with ROCm 7, with CUDA 12.8's arguments.
+	Optional: []gpurt.Op{gpurt.MemcpyBatchAsync},
 	Kinds: []gpurt.Kind{
 		{Memory: gpurt.DeviceMemory, Type: abi.DeviceROCm, Alloc: "hipMalloc", Free: "hipFree"},
 		// ROCm 6.2 deprecates hipHostMalloc and hipHostFree for

@@ -1,6 +1,7 @@
 package opencl
 
 import (
+	"errors"
 	"fmt"
 	"unsafe"
 
@@ -15,6 +16,7 @@ const (
 	clInvalidContext        = -34
 	clPlatformNotFoundKHR   = -1001
 	clFalse                 = 0
+	clTrue                  = 1
 	clPlatformVersion       = 0x0901
 	clDeviceTypeCPU         = 1 << 1
 	clDeviceTypeAll         = 0xFFFFFFFF
@@ -176,6 +178,12 @@ func check(call string, r uintptr) error {
 
 func clError(call string, code int32) error {
 	return &device.RuntimeError{Runtime: "opencl", Call: call, Code: int(code), Message: errorName(code)}
+}
+
+// isCode reports whether err is the runtime's error code.
+func isCode(err error, code int32) bool {
+	var re *device.RuntimeError
+	return errors.As(err, &re) && re.Code == int(code)
 }
 
 const wordSize = unsafe.Sizeof(uintptr(0))

@@ -26,8 +26,9 @@ type Device struct {
 	globalMem             int64
 	svm, cl2              bool
 
-	mu     sync.Mutex
-	allocs map[device.Pointer]int // ours, with sizes: Free and bounds checks
+	mu      sync.Mutex
+	allocs  map[device.Pointer]int // ours, with sizes: Free and bounds checks
+	imports uintptr                // ReadValues' command queue, made at its first call
 
 	qmu     sync.RWMutex // held (read) while Free finishes the queues
 	streams map[*stream]struct{}
@@ -143,6 +144,14 @@ func (d *Device) Free(p device.Pointer) error {
 	defer d.qmu.RUnlock()
 	if err := check("clFinish", ffi.Call(d.finish, d.queue)); err != nil {
 		return err
+	}
+	d.mu.Lock()
+	imports := d.imports
+	d.mu.Unlock()
+	if imports != 0 {
+		if err := check("clFinish", ffi.Call(d.finish, imports)); err != nil {
+			return err
+		}
 	}
 	for s := range d.streams {
 		if err := check("clFinish", ffi.Call(d.finish, s.q.Load())); err != nil {

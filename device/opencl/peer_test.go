@@ -268,3 +268,36 @@ func TestForeignStreams(t *testing.T) {
 		})
 	}
 }
+
+// ReadValues reads behind the producer's event: a C producer's values
+// written behind a gate come back only once the gate opens (from another
+// thread, later), whatever the buffer mode; with a ctx that is done first,
+// the read gives up with its error and the producer is untouched.
+func TestReadValuesWaitsForProducer(t *testing.T) {
+	p := loadPeer(t)
+	const n = 10_007
+	for mode, d := range modes(t) {
+		t.Run(mode, func(t *testing.T) {
+			h, buf, ev := p.produceOn(t, d, n, 1000)
+			defer p.release(h)
+			reads := []device.ValueRead{{Ptr: buf, Off: 0, Width: 4}, {Ptr: buf, Off: 4 * 50, Width: 4}, {Ptr: buf, Off: 4 * (n - 1), Width: 4}}
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
+			defer cancel()
+			if err := d.ReadValues(ctx, ev, reads); !errors.Is(err, context.DeadlineExceeded) {
+				t.Fatalf("ReadValues behind a gate that stays shut: %v, want context.DeadlineExceeded", err)
+			}
+			if r := int32(p.openGateAfter(h, 50)); r != 0 {
+				t.Fatal("pthread_create failed")
+			}
+			must(t, d.ReadValues(context.Background(), ev, reads))
+			if c := int32(p.complete(h)); c != 1 {
+				t.Fatalf("the producer's work is not complete after ReadValues: %d", c)
+			}
+			for i, want := range []int64{1000, 1050, 1000 + n - 1} {
+				if reads[i].Value != want {
+					t.Errorf("read %d: %d, want %d", i, reads[i].Value, want)
+				}
+			}
+		})
+	}
+}

@@ -39,6 +39,7 @@ type gpu struct {
 	unrecordedBusy bool
 	hostCPU        bool        // the GPU is the host's own processors (Table.HostCPU)
 	shut           atomic.Bool // close was called: every use is refused
+	staging        stagingPool // what ReadValues reads through (read.go)
 }
 
 // newGPU opens GPU ordinal and reads what a probe reads of it. On failure
@@ -137,11 +138,14 @@ func (g *gpu) on(f func() error) error {
 	return g.r.on(g.current, f)
 }
 
-// close destroys the default stream and gives back what openGPU took; a
-// second close does nothing. From its start, the GPU's Devices, streams and
+// close destroys the stagings of ReadValues and the default stream and gives
+// back what openGPU took; a second close does nothing. From its start, the GPU's Devices, streams and
 // events refuse every call with device.ErrReleased.
 func (g *gpu) close() error {
 	g.shut.Store(true)
+	if err := g.r.on(g.current, g.closeStaging); err != nil {
+		return err
+	}
 	if g.stream != 0 {
 		if err := g.r.on(g.current, func() error { return g.r.Call(StreamDestroy, g.stream) }); err != nil {
 			return err
@@ -203,6 +207,7 @@ type Device struct {
 var (
 	_ device.Device         = (*Device)(nil)
 	_ device.ForeignStreams = (*Device)(nil)
+	_ device.ValueReader    = (*Device)(nil)
 )
 
 func (d *Device) k() *Kind          { return &d.g.r.t.Kinds[d.kind] }

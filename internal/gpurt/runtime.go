@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"strings"
 	"unsafe"
 
@@ -69,7 +70,12 @@ func Bind(t *Table, lib *ffi.Library) (*Runtime, error) {
 		return s
 	}
 	for op := range numOps {
-		if names := t.Names(op); len(names) > 0 {
+		names := t.Names(op)
+		switch {
+		case len(names) == 0:
+		case slices.Contains(t.Optional, op):
+			r.fn[op], _ = try(names...) // unbound where missing: Has says so
+		default:
 			r.fn[op] = bind(names...)
 		}
 	}
@@ -111,6 +117,9 @@ func contains(s []string, x string) bool {
 	}
 	return false
 }
+
+// Has reports whether op is bound (an Optional op may not be).
+func (r *Runtime) Has(op Op) bool { return r.fn[op].fn != 0 }
 
 // Call calls op, whose result is a cudaError_t / hipError_t; a non-zero
 // code is a *device.RuntimeError with the runtime's own message.

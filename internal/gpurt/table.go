@@ -57,6 +57,11 @@ const (
 	EventSynchronize
 	EventDestroy
 	EventQuery // done: 0; still running: Codes.NotReady
+	// MemcpyBatchAsync copies many pieces in one call (CUDA 12.8 on, HIP 7
+	// on); optional (Table.Optional): (dsts, srcs, sizes, count, attrs,
+	// attrsIdxs, numAttrs, [failIdx,] stream), failIdx only where
+	// Runtime.batchFailIdx says.
+	MemcpyBatchAsync
 
 	// DriverAPI only.
 	Init              // (flags)
@@ -75,7 +80,7 @@ var opNames = [numOps]string{
 	"GetErrorString", "GetErrorName", "GetDeviceProperties", "DeviceGetAttribute",
 	"MemGetInfo", "MemcpyAsync", "StreamCreateWithFlags", "StreamSynchronize",
 	"StreamDestroy", "StreamWaitEvent", "EventCreateWithFlags", "EventRecord",
-	"EventSynchronize", "EventDestroy", "EventQuery",
+	"EventSynchronize", "EventDestroy", "EventQuery", "MemcpyBatchAsync",
 	"Init", "DeviceGet", "DeviceGetName", "PrimaryCtxRetain", "PrimaryCtxRelease",
 	"MemcpyHtoDAsync", "MemcpyDtoHAsync", "MemcpyDtoDAsync",
 }
@@ -186,6 +191,15 @@ type Table struct {
 	// unbound (a runtime that has no use for it).
 	Prefix  string
 	Symbols map[Op][]string
+	// Optional ops bind where the library has them and are left unbound
+	// where it has not (a runtime older than they are): their callers
+	// check Runtime.Has first.
+	Optional []Op
+	// BatchFailIdxBefore is the first runtime version whose
+	// MemcpyBatchAsync has no failIdx argument (CUDA 13 dropped it); 0:
+	// every version has it. The driver API's is told by the symbol bound
+	// (cuMemcpyBatchAsync_v2 has none).
+	BatchFailIdxBefore int
 
 	Kinds []Kind // in the order a probe lists them for each GPU
 	// Attributes are DeviceGetAttribute numbers read for each GPU at probe;

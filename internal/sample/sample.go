@@ -1,7 +1,7 @@
 // Package sample builds the record batches that the benchmarks, the tests
 // and the cdevice command share: WideBatch and StreamBatches, which the
 // benchmarks and `cdevice bench` measure with, so both measure the same
-// data; and the selftest sample (Batch, Batches), a column of every Arrow
+// data; NestedBatch, the nested shapes a device import sizes; and the selftest sample (Batch, Batches), a column of every Arrow
 // type family, which `cdevice selftest` round trips through the C
 // interfaces and other tests round trip the same way.
 package sample
@@ -95,6 +95,55 @@ func WideBatch() arrow.RecordBatch {
 		b.Field(13).(*array.BinaryBuilder).Append([]byte(s))
 		b.Field(14).(*array.Int8Builder).Append(int8(i))
 		b.Field(15).(*array.Uint64Builder).Append(uint64(i) << 33)
+	}
+	return b.NewRecordBatch()
+}
+
+// NestedBatch is a WideRows-row batch of the nested shapes whose buffer
+// sizes a device import reads from the device: a list of structs of
+// strings, a dictionary of strings, a map of strings to strings, and
+// string and binary views with values long enough to live in variadic
+// buffers. The caller releases it.
+func NestedBatch() arrow.RecordBatch {
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "list_struct", Type: arrow.ListOf(arrow.StructOf(
+			arrow.Field{Name: "s", Type: arrow.BinaryTypes.String, Nullable: true},
+			arrow.Field{Name: "n", Type: arrow.PrimitiveTypes.Int32},
+		)), Nullable: true},
+		{Name: "dict", Type: &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int16, ValueType: arrow.BinaryTypes.String}},
+		{Name: "map", Type: arrow.MapOf(arrow.BinaryTypes.String, arrow.BinaryTypes.String), Nullable: true},
+		{Name: "string_view", Type: arrow.BinaryTypes.StringView, Nullable: true},
+		{Name: "binary_view", Type: arrow.BinaryTypes.BinaryView},
+	}, nil)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	defer b.Release()
+	for i := range WideRows {
+		long := fmt.Sprintf("a value long enough for a variadic buffer #%d", i)
+		lb := b.Field(0).(*array.ListBuilder)
+		if i%13 == 7 {
+			lb.AppendNull()
+		} else {
+			lb.Append(true)
+			sb := lb.ValueBuilder().(*array.StructBuilder)
+			for j := range i % 3 {
+				sb.Append(true)
+				sb.FieldBuilder(0).(*array.StringBuilder).Append(fmt.Sprintf("s%d.%d", i, j))
+				sb.FieldBuilder(1).(*array.Int32Builder).Append(int32(i * j))
+			}
+		}
+		_ = b.Field(1).(*array.BinaryDictionaryBuilder).AppendString(fmt.Sprintf("word-%d", i%32))
+		mb := b.Field(2).(*array.MapBuilder)
+		mb.Append(true)
+		for j := range i % 4 {
+			mb.KeyBuilder().(*array.StringBuilder).Append(fmt.Sprintf("k%d", j))
+			mb.ItemBuilder().(*array.StringBuilder).Append(fmt.Sprintf("v%d", i+j))
+		}
+		if svb := b.Field(3).(*array.StringViewBuilder); i%9 == 4 {
+			svb.AppendNull()
+		} else {
+			svb.Append(long)
+		}
+		b.Field(4).(*array.BinaryViewBuilder).Append([]byte(long[:10+i%30]))
 	}
 	return b.NewRecordBatch()
 }

@@ -15,9 +15,10 @@
  *
  * copy_baseline_reads is the C side of the small reads that importing a
  * device array of variable-length types makes (the last offsets read back
- * from the device, all on one stream with one synchronization, as
- * nanoarrow's ArrowDeviceArrayViewSetArray does), per batch of a device
- * stream: a wait for the producer's event, then the reads.
+ * from the device, all on one stream with one synchronization), per batch
+ * of a device stream: the stream waits for the producer's event on the
+ * device, a copy a value lands in the library's pinned memory (a copy into
+ * pageable memory would return only once done), one synchronization.
  *
  * HIP copies CUDA's runtime API call for call with the same arguments,
  * codes and flags, so the two share their code and differ in the prefix
@@ -58,6 +59,7 @@ struct api {
 	int (*d2h)(void *, uintptr_t, size_t, void *);
 	int (*copy)(void *, const void *, size_t, int, void *);
 	int (*sync)(void *);
+	int (*stream_wait)(void *, void *, unsigned);
 	int (*stream_create)(void **, unsigned);
 	int (*stream_destroy)(void *);
 	int (*event_create)(void **, unsigned);
@@ -127,6 +129,7 @@ static int bind_runtime(const char *prefix)
 		{offsetof(struct api, free_runtime), "Free"},
 		{offsetof(struct api, copy), "MemcpyAsync"},
 		{offsetof(struct api, sync), "StreamSynchronize"},
+		{offsetof(struct api, stream_wait), "StreamWaitEvent"},
 		{offsetof(struct api, stream_create), "StreamCreateWithFlags"},
 		{offsetof(struct api, stream_destroy), "StreamDestroy"},
 		{offsetof(struct api, event_create), "EventCreateWithFlags"},
@@ -180,7 +183,7 @@ EXPORT int copy_baseline_open(const char *lib, int api, int pinned, size_t n)
 		     BIND(set_context, "cuCtxSetCurrent") && BIND(release, "cuDevicePrimaryCtxRelease_v2") &&
 		     BIND(alloc, "cuMemAlloc_v2") && BIND(free_driver, "cuMemFree_v2") &&
 		     BIND(h2d, "cuMemcpyHtoDAsync_v2") && BIND(d2h, "cuMemcpyDtoHAsync_v2") &&
-		     BIND(sync, "cuStreamSynchronize") && BIND(stream_create, "cuStreamCreate") &&
+		     BIND(sync, "cuStreamSynchronize") && BIND(stream_wait, "cuStreamWaitEvent") && BIND(stream_create, "cuStreamCreate") &&
 		     BIND(stream_destroy, "cuStreamDestroy_v2") && BIND(event_create, "cuEventCreate") &&
 		     BIND(event_record, "cuEventRecord") && BIND(event_sync, "cuEventSynchronize") &&
 		     BIND(event_destroy, "cuEventDestroy_v2") &&
@@ -258,26 +261,32 @@ EXPORT int copy_baseline_run(int to_device, int iters)
 }
 
 /* copy_baseline_reads does iters times what a C consumer does per batch
- * of a device stream whose arrays have variable-length types: it waits on
- * the host for the batch's event (one recorded once, as a producer that
- * sends one batch again and again has), then reads reads values of width
- * bytes (1 to 8) from as many places in the device memory into pageable
- * host memory, on its stream, and synchronizes the stream once. The
- * values read last are checked. It returns 0, a negative step that failed,
- * or the library's error code. */
+ * of a device stream whose arrays have variable-length types: its stream
+ * waits on the device for the batch's event (one recorded once, as a
+ * producer that sends one batch again and again has), reads values of
+ * width bytes (1 to 8) from as many places in the device memory into
+ * host memory (the library's pinned memory, where the baseline was opened
+ * pinned, else malloc's), and synchronizes the stream once. The values
+ * read last are checked. It returns 0, a negative step that failed, or
+ * the library's error code. */
 EXPORT int copy_baseline_reads(int reads, int width, int iters)
 {
-	unsigned char *got;
+	unsigned char *got = NULL;
+	void *p = NULL;
 	size_t stride, k;
 	int rc = 0, i, r;
 
 	if (reads < 1 || width < 1 || width > 8 || iters < 0 || (size_t)reads * 8 > b.n)
 		return -E_ARG;
-	if (!(got = malloc((size_t)reads * 8)))
-		return -E_HOST;
+	if (b.pinned)
+		rc = b.a.alloc_host_flags ? b.a.alloc_host_flags(&p, (size_t)reads * 8, 0) : b.a.alloc_host(&p, (size_t)reads * 8);
+	else
+		p = malloc((size_t)reads * 8);
+	if (rc != 0 || !(got = p))
+		return rc ? rc : -E_HOST;
 	stride = b.n / (size_t)reads / 8 * 8;
 	for (i = 0; i < iters && rc == 0; i++) {
-		if ((rc = b.a.event_sync(b.event)) != 0)
+		if ((rc = b.a.stream_wait(b.stream, b.event, 0)) != 0)
 			break;
 		for (r = 0; r < reads && rc == 0; r++)
 			rc = copy_on(0, got + 8 * r, stride * r, (size_t)width, b.stream);
@@ -288,7 +297,10 @@ EXPORT int copy_baseline_reads(int reads, int width, int iters)
 		for (k = 0; k < (size_t)width; k++)
 			if (got[8 * r + k] != (unsigned char)(((stride * r + k) % 256) * 7 + 1))
 				rc = -E_DATA;
-	free(got);
+	if (b.pinned)
+		b.a.free_host(got);
+	else
+		free(got);
 	return rc;
 }
 

@@ -260,6 +260,7 @@ static int known_ctx(const struct pctx *c)
 EXPORT CUresult cuCtxSetCurrent(CUcontext c)
 {
 	ENTER_INIT(cuCtxSetCurrent);
+	costs[COST_DEVICE_SWITCHES]++;
 	if (!c) {
 		set_current_ctx(NULL);
 		return unlock(CUDA_SUCCESS);
@@ -284,6 +285,7 @@ static __thread struct {
 EXPORT CUresult cuCtxPushCurrent_v2(CUcontext c)
 {
 	ENTER_INIT(cuCtxPushCurrent_v2);
+	costs[COST_DEVICE_SWITCHES]++;
 	if (!c || !known_ctx(c))
 		return unlock(CUDA_ERROR_INVALID_CONTEXT);
 	if (ctx_stack.n == CTX_STACK)
@@ -302,6 +304,7 @@ EXPORT CUresult cuCtxPopCurrent_v2(CUcontext *pc)
 {
 	struct pctx *c, *below = NULL;
 	ENTER_INIT(cuCtxPopCurrent_v2);
+	costs[COST_DEVICE_SWITCHES]++;
 	c = current_ctx();
 	if (!c)
 		return unlock(CUDA_ERROR_INVALID_CONTEXT);
@@ -439,6 +442,22 @@ EXPORT CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstre
 {
 	ENTER_DRV(cuMemcpyAsync);
 	return unlock(drv(memcpy_async((void *)dst, (const void *)src, n, Default, s)));
+}
+
+/* cuMemcpyBatchAsync, CUDA 12.8's with failIdx, and CUDA 13's _v2 without;
+ * a CUDA 13 driver exports both, and so does the double. */
+EXPORT CUresult cuMemcpyBatchAsync(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, size_t count, struct memcpy_attrs *attrs,
+				   size_t *attrs_idxs, size_t nattrs, size_t *fail, CUstream s)
+{
+	ENTER_DRV(cuMemcpyBatchAsync);
+	return unlock(drv(memcpy_batch((void **)dsts, (void **)srcs, sizes, count, attrs, attrs_idxs, nattrs, fail, s)));
+}
+
+EXPORT CUresult cuMemcpyBatchAsync_v2(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, size_t count, struct memcpy_attrs *attrs,
+				      size_t *attrs_idxs, size_t nattrs, CUstream s)
+{
+	ENTER_DRV(cuMemcpyBatchAsync_v2);
+	return unlock(drv(memcpy_batch((void **)dsts, (void **)srcs, sizes, count, attrs, attrs_idxs, nattrs, NULL, s)));
 }
 
 /* ---- streams ---- */

@@ -23,7 +23,17 @@
  * The control functions (fake_cuda_*) are exported by every build.
  *
  * Compiled with FAKE_CUDA_OLD defined (fakecudart_old.c) it leaves out
- * cudaMallocManaged and cudaGetDeviceProperties_v2, like an old runtime.
+ * cudaMallocManaged, cudaGetDeviceProperties_v2 and cudaMemcpyBatchAsync,
+ * like an old runtime; FAKE_NO_BATCH leaves out the batched copy alone.
+ *
+ * It counts what costs time on a GPU (fake_cuda_costs): round trips to the
+ * device (a synchronization that had to wait for queued work, a copy into
+ * pageable memory, which returns only once done), copies into pageable
+ * memory, streams and events made and destroyed, device switches
+ * (cudaSetDevice, the driver's context calls) and calls. With
+ * fake_cuda_set_latency each call and each round trip also takes the time
+ * it would on a GPU (the calling thread spins, outside the lock), so that
+ * a benchmark on the double shows what only a GPU would otherwise show.
  *
  * fakehip.c compiles it again with every CUDA name #defined to its HIP
  * name (hipMalloc for cudaMalloc, hipErrorOutOfMemory for
@@ -166,6 +176,20 @@ struct counter {
 	long n;
 };
 
+/* What costs time on a GPU, counted since the reset (fake_cuda_costs). */
+enum {
+	COST_ROUND_TRIPS,
+	COST_PAGEABLE_COPIES,
+	COST_STREAMS_MADE,
+	COST_STREAMS_DESTROYED,
+	COST_EVENTS_MADE,
+	COST_EVENTS_DESTROYED,
+	COST_DEVICE_SWITCHES,
+	COST_CALLS,
+	COST_BATCHED_COPIES,
+	NCOSTS
+};
+
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static __thread int cur_dev;
 static int ndev = -1; /* -1: read FAKE_CUDA_DEVICES on first use */
@@ -184,6 +208,9 @@ static struct counter counters[64];
 static int last_kind = -1;
 static long prop_size; /* bytes the last properties call wrote */
 static int delay_us;   /* fake_cuda_set_delay */
+static long costs[NCOSTS];
+static long round_trip_ns, call_ns; /* fake_cuda_set_latency */
+static __thread long owed_ns;       /* this thread's call's latency, spun after unlocking */
 static int held;       /* fake_cuda_hold */
 #ifndef FAKE_UNRECORDED_NOT_READY
 #define FAKE_UNRECORDED_NOT_READY 0
@@ -229,22 +256,59 @@ static int devices(void)
 	return ndev;
 }
 
+/* spin busy-waits ns nanoseconds: a GPU call's latency, which a sleep
+ * would overshoot by far. */
+static void spin(long ns)
+{
+#ifdef _WIN32
+	LARGE_INTEGER f, t0, t;
+	QueryPerformanceFrequency(&f);
+	QueryPerformanceCounter(&t0);
+	do
+		QueryPerformanceCounter(&t);
+	while ((t.QuadPart - t0.QuadPart) * 1000000000LL / f.QuadPart < ns);
+#else
+	struct timespec t0, t;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	while ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) < ns);
+#endif
+}
+
+/* round_trip counts a wait for the device, and owes its latency. Called
+ * with mu held. */
+static void round_trip(void)
+{
+	costs[COST_ROUND_TRIPS]++;
+	owed_ns += round_trip_ns;
+}
+
+/* A site is an entry point's counter, found at its first call since the
+ * reset (counters_gen), so that counting a call costs no search: the
+ * double's own time should not hide the latency it models. */
+struct site {
+	int slot;
+	long gen;
+};
+static long counters_gen = 1;
+
 /* enter counts the call and returns an injected error code, or 0. Called
  * with mu held. */
-static int enter(const char *call)
+static int enter(const char *call, struct site *site)
 {
 	int i;
-	for (i = 0; i < 64; i++) {
-		if (counters[i].call[0] == 0) {
+	costs[COST_CALLS]++;
+	owed_ns += call_ns;
+	if (site->gen != counters_gen) { /* first call since the reset: find its counter */
+		for (i = 0; i < 63 && counters[i].call[0] && strcmp(counters[i].call, call) != 0; i++)
+			;
+		if (counters[i].call[0] == 0)
 			snprintf(counters[i].call, sizeof counters[i].call, "%s", call);
-			counters[i].n = 1;
-			break;
-		}
-		if (strcmp(counters[i].call, call) == 0) {
-			counters[i].n++;
-			break;
-		}
+		site->slot = i;
+		site->gen = counters_gen;
 	}
+	counters[site->slot].n++;
 	for (i = 0; i < 8; i++) {
 		struct fault *f = &faults[i];
 		if (!f->armed || strcmp(f->call, call) != 0)
@@ -316,11 +380,12 @@ static int context(void)
 
 /* ENTER starts every call: count it, fail it if a fault is armed.
  * ENTER_CTX also checks what a runtime call that needs a device checks. */
-#define ENTER(fn)                     \
-	int rc_;                          \
-	fake_pause();                     \
-	pthread_mutex_lock(&mu);          \
-	if ((rc_ = enter(NAME(fn))) != 0) \
+#define ENTER(fn)                              \
+	int rc_;                                   \
+	static struct site site_;                  \
+	fake_pause();                              \
+	pthread_mutex_lock(&mu);                   \
+	if ((rc_ = enter(NAME(fn), &site_)) != 0) \
 		return unlock(rc_);
 
 #define ENTER_CTX(fn)                 \
@@ -328,9 +393,14 @@ static int context(void)
 	if ((rc_ = context()) != 0)       \
 		return unlock(rc_);
 
+/* unlock ends a call: it releases mu, then takes the call's latency. */
 static cudaError_t unlock(cudaError_t rc)
 {
+	long owed = owed_ns;
+	owed_ns = 0;
 	pthread_mutex_unlock(&mu);
+	if (owed > 0)
+		spin(owed);
 	return rc;
 }
 
@@ -489,6 +559,7 @@ static cudaError_t set_device(int d)
 RT_EXPORT cudaError_t cudaSetDevice(int d)
 {
 	ENTER(cudaSetDevice);
+	costs[COST_DEVICE_SWITCHES]++;
 	return unlock(set_device(d));
 }
 
@@ -808,8 +879,11 @@ static cudaError_t memcpy_async(void *dst, const void *src, size_t n, int kind, 
 	 * pageable host memory returns only once it has completed (so once the
 	 * stream's earlier work has); every other copy may still be pending,
 	 * pageable sources included ("might be synchronous"), and is here. */
-	if (d == 0 && ON_DEVICE(r))
+	if (d == 0 && ON_DEVICE(r)) {
+		costs[COST_PAGEABLE_COPIES]++;
+		round_trip();
 		run_until(s, o->seq);
+	}
 	return cudaSuccess;
 }
 
@@ -818,6 +892,70 @@ RT_EXPORT cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t n, int 
 	ENTER_CTX(cudaMemcpyAsync);
 	return unlock(memcpy_async(dst, src, n, kind, stream));
 }
+
+/* cudaMemcpyAttributes (CUmemcpyAttributes): how a batch's copies read
+ * their source (cudaMemcpySrcAccessOrderStream 1, DuringApiCall 2, Any
+ * 3), location hints, flags. */
+struct memcpy_attrs {
+	int src_access_order;
+	struct {
+		int type, id;
+	} src_loc, dst_loc;
+	unsigned flags;
+};
+
+/* memcpy_batch is cudaMemcpyBatchAsync (CUDA 12.8): count copies, each
+ * with the direction its pointers give, under the attributes attrs[k]
+ * from the copy attrs_idxs[k] on; fail, where given, says which copy
+ * failed (SIZE_MAX: none). The copies are queued on the stream as
+ * cudaMemcpyAsync's are, one into pageable memory done at once. */
+static __attribute__((unused)) cudaError_t memcpy_batch(void **dsts, void **srcs, size_t *sizes, size_t count, struct memcpy_attrs *attrs,
+				size_t *attrs_idxs, size_t nattrs, size_t *fail, cudaStream_t stream)
+{
+	size_t i;
+	cudaError_t rc;
+	if (fail)
+		*fail = SIZE_MAX;
+	if (!dsts || !srcs || !sizes || count == 0 || !attrs || !attrs_idxs || nattrs == 0 || nattrs > count ||
+	    attrs_idxs[0] != 0)
+		return cudaErrorInvalidValue;
+	for (i = 0; i < nattrs; i++)
+		if (attrs[i].src_access_order < 1 || attrs[i].src_access_order > 3 ||
+		    (i > 0 && attrs_idxs[i] <= attrs_idxs[i - 1]) || attrs_idxs[i] >= count)
+			return cudaErrorInvalidValue;
+	for (i = 0; i < count; i++) {
+		if ((rc = memcpy_async(dsts[i], srcs[i], sizes[i], Default, stream)) != 0) {
+			if (fail)
+				*fail = i;
+			return rc;
+		}
+	}
+	costs[COST_BATCHED_COPIES]++;
+	return cudaSuccess;
+}
+
+/* The runtime's batched copy has a failIdx argument until CUDA 13 (and in
+ * every HIP: fakehip.c sets FAKE_BATCH_FAILIDX). */
+#ifndef FAKE_BATCH_FAILIDX
+#define FAKE_BATCH_FAILIDX (FAKE_RUNTIME_VERSION < 13000)
+#endif
+#if !defined(FAKE_CUDA_OLD) && !defined(FAKE_NO_BATCH)
+#if FAKE_BATCH_FAILIDX
+RT_EXPORT cudaError_t cudaMemcpyBatchAsync(void **dsts, void **srcs, size_t *sizes, size_t count, struct memcpy_attrs *attrs,
+					   size_t *attrs_idxs, size_t nattrs, size_t *fail, cudaStream_t stream)
+{
+	ENTER_CTX(cudaMemcpyBatchAsync);
+	return unlock(memcpy_batch(dsts, srcs, sizes, count, attrs, attrs_idxs, nattrs, fail, stream));
+}
+#else
+RT_EXPORT cudaError_t cudaMemcpyBatchAsync(void **dsts, void **srcs, size_t *sizes, size_t count, struct memcpy_attrs *attrs,
+					   size_t *attrs_idxs, size_t nattrs, cudaStream_t stream)
+{
+	ENTER_CTX(cudaMemcpyBatchAsync);
+	return unlock(memcpy_batch(dsts, srcs, sizes, count, attrs, attrs_idxs, nattrs, NULL, stream));
+}
+#endif
+#endif
 
 /* ---- streams ---- */
 
@@ -835,6 +973,7 @@ static cudaError_t stream_create(cudaStream_t *ps, unsigned flags)
 	s->next = streams;
 	streams = s;
 	*ps = s;
+	costs[COST_STREAMS_MADE]++;
 	return cudaSuccess;
 }
 
@@ -849,6 +988,8 @@ static cudaError_t stream_synchronize(cudaStream_t stream)
 	struct fstream *s = live_stream(stream);
 	if (!s || s->dev != cur_dev)
 		return cudaErrorInvalidResourceHandle;
+	if (s->done < s->enq)
+		round_trip();
 	run_until(s, s->enq);
 	return cudaSuccess;
 }
@@ -907,6 +1048,7 @@ static cudaError_t stream_destroy(cudaStream_t stream)
 	*ps = s->next;
 	s->magic = 0;
 	free(s);
+	costs[COST_STREAMS_DESTROYED]++;
 	return cudaSuccess;
 }
 
@@ -960,6 +1102,7 @@ static cudaError_t event_create(cudaEvent_t *pe, unsigned flags)
 	e->next = events;
 	events = e;
 	*pe = e;
+	costs[COST_EVENTS_MADE]++;
 	return cudaSuccess;
 }
 
@@ -992,8 +1135,10 @@ static cudaError_t event_synchronize(cudaEvent_t event)
 	struct fevent *e = live_event(event);
 	if (!e)
 		return cudaErrorInvalidResourceHandle;
-	if (e->s)
+	if (e->s && e->s->done < e->seq) {
+		round_trip();
 		run_until(e->s, e->seq);
+	}
 	return cudaSuccess;
 }
 
@@ -1036,6 +1181,7 @@ static cudaError_t event_destroy(cudaEvent_t event)
 	*pe = e->next;
 	e->magic = 0;
 	free(e);
+	costs[COST_EVENTS_DESTROYED]++;
 	return cudaSuccess;
 }
 
@@ -1112,6 +1258,9 @@ EXPORT void fake_cuda_reset(void)
 	}
 	memset(faults, 0, sizeof faults);
 	memset(counters, 0, sizeof counters);
+	counters_gen++;
+	memset(costs, 0, sizeof costs);
+	round_trip_ns = call_ns = 0;
 	ndev = -1;
 	driver_version = FAKE_DRIVER_VERSION;
 	concurrent_managed = 1;
@@ -1313,4 +1462,29 @@ EXPORT long fake_cuda_prop_size(void)
 	n = prop_size;
 	pthread_mutex_unlock(&mu);
 	return n;
+}
+
+/* fake_cuda_costs copies the costs counted since the reset (see NCOSTS's
+ * enum: round trips, copies into pageable memory, streams made and
+ * destroyed, events made and destroyed, device switches, calls, batched
+ * copies) into out, n at most, and returns how many there are. */
+EXPORT int fake_cuda_costs(long *out, int n)
+{
+	int i;
+	pthread_mutex_lock(&mu);
+	for (i = 0; i < n && i < NCOSTS; i++)
+		out[i] = costs[i];
+	pthread_mutex_unlock(&mu);
+	return NCOSTS;
+}
+
+/* fake_cuda_set_latency makes every call take call nanoseconds, and every
+ * round trip to the device (see round_trip) rt more: an H200 on PCIe 5
+ * takes about 7500 for a round trip and 200 for a call. */
+EXPORT void fake_cuda_set_latency(long rt, long call)
+{
+	pthread_mutex_lock(&mu);
+	round_trip_ns = rt;
+	call_ns = call;
+	pthread_mutex_unlock(&mu);
 }

@@ -22,6 +22,8 @@
 #define cudaFree hipFree
 #define cudaFreeHost hipHostFree
 #define cudaMemcpyAsync hipMemcpyAsync
+#define cudaMemcpyBatchAsync hipMemcpyBatchAsync /* ROCm 7, with CUDA 12.8's failIdx */
+#define FAKE_BATCH_FAILIDX 1
 #define cudaStreamCreateWithFlags hipStreamCreateWithFlags
 #define cudaStreamSynchronize hipStreamSynchronize
 #define cudaStreamDestroy hipStreamDestroy

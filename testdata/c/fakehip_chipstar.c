@@ -17,6 +17,7 @@
 #define FAKE_NO_EXT_HOST_ALLOC 1
 #define FAKE_FREE_HOST 1
 #define FAKE_STREAM_LEGACY 0
+#define FAKE_NO_BATCH 1 /* chipStar has no hipMemcpyBatchAsync */
 #include "fakehip.c"
 
 #include <string.h>

@@ -394,6 +394,57 @@ done:
 	return rc;
 }
 
+/* na_peer_bench_import is nanoarrow's import of n batches of our device
+ * stream (moved from in, released at the end), the anchor of the Go
+ * import's benchmark (BenchmarkDeviceStreamModel): one device array view
+ * made from the schema, then for each batch what a nanoarrow consumer does
+ * to learn its buffers' sizes, ArrowDeviceArrayViewSetArrayAsync on the
+ * peer's stream (the stream made to wait on the batch's sync_event, the
+ * last offset of every string array copied into host memory), and its
+ * release. */
+EXPORT int na_peer_bench_import(struct ArrowDeviceArrayStream *in, int64_t n)
+{
+	struct ArrowDeviceArrayStream s = *in;
+	struct ArrowSchema schema;
+	struct ArrowDeviceArrayView view;
+	struct ArrowError e;
+	int64_t i;
+	int rc;
+	in->release = NULL;
+	schema.release = NULL;
+	e.message[0] = 0;
+	ArrowDeviceArrayViewInit(&view);
+	if ((rc = s.get_schema(&s, &schema)) != 0) {
+		rc = fail(rc, "get_schema");
+		goto done;
+	}
+	if ((rc = ArrowArrayViewInitFromSchema(&view.array_view, &schema, &e)) != 0) {
+		rc = fail(rc, "ArrowArrayViewInitFromSchema: %s", e.message);
+		goto done;
+	}
+	for (i = 0; i < n; i++) {
+		struct ArrowDeviceArray a;
+		memset(&a, 0, sizeof a);
+		if ((rc = s.get_next(&s, &a)) != 0 || !a.array.release) {
+			rc = fail(rc ? rc : EINVAL, "get_next of batch %lld", (long long)i);
+			goto done;
+		}
+		rc = ArrowDeviceArrayViewSetArrayAsync(&view, &a, &p.stream, &e);
+		a.array.release(&a.array);
+		if (rc != 0) {
+			rc = fail(rc, "ArrowDeviceArrayViewSetArrayAsync: %s", e.message);
+			goto done;
+		}
+	}
+done:
+	ArrowDeviceArrayViewReset(&view);
+	if (schema.release)
+		schema.release(&schema);
+	if (s.release)
+		s.release(&s);
+	return rc;
+}
+
 /* A producer is the device stream na_peer_produce_stream hands out: each
  * get_next reads the next batch of the Go side's CPU stream and copies it
  * onto the device, so every sync_event is live when it is handed over. */

@@ -79,6 +79,8 @@ var methods = []method{
 		`MakeStreamWait makes foreign, a {{.Pkg}}Stream_t of this GPU that other code made (0: the legacy default stream), wait for the event behind syncEvent, a {{.Pkg}}Event_t* (0: nothing to wait for), without blocking the host (device.ForeignStreams).`},
 	{"WaitForStream", "foreign uintptr, s device.Stream", "foreign, s", "error",
 		`WaitForStream makes s (nil: the host) wait for the work queued so far on foreign, a {{.Pkg}}Stream_t of this GPU that other code made (0: the legacy default stream): the host synchronizes foreign, or s waits for an event recorded on it (device.ForeignStreams).`},
+	{"ReadValues", "ctx context.Context, syncEvent uintptr, reads []device.ValueRead", "ctx, syncEvent, reads", "error",
+		`ReadValues sets each read's Value to the integer of its Width bytes at Ptr+Off (device.ValueReader), once the work behind syncEvent, a {{.Pkg}}Event_t* (0: none), is done, in one round trip however many there are: the GPU made current once; a stream of its own (kept for reuse, given back when the backend closes) made to wait for the event ({{.Pkg}}StreamWaitEvent); every value copied into page-locked memory of the runtime's with one {{.Pkg}}MemcpyBatchAsync where the runtime has it (else a {{.Pkg}}MemcpyAsync each); one {{.Pkg}}StreamSynchronize. With a ctx that can be done, the host waits for the event first, as WaitSyncEvent does, so that ctx bounds the wait.`},
 	{"MemoryInfo", "", "", "(free, total int64, err error)",
 		`MemoryInfo is the GPU's free and total memory in bytes ({{.Pkg}}MemGetInfo). Pinned host memory is host RAM, which the runtime does not report: zeros.`},
 	{"DefaultStream", "", "", "uintptr",
@@ -107,6 +109,7 @@ import (
 var (
 	_ device.Device         = (*Device)(nil)
 	_ device.ForeignStreams = (*Device)(nil)
+	_ device.ValueReader    = (*Device)(nil)
 )
 `
 

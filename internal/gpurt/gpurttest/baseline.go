@@ -121,8 +121,9 @@ func benchmarkCopyC(b *testing.B, rt Runtime, c copyCase) {
 // and driver API, HIP), with pageable and with pinned host memory: its
 // copies and reads arrive, it allocates the host memory it says it does
 // with the functions the binding would take (a HIP without
-// hipExtHostAlloc, as chipStar, has hipHostMalloc), it waits for its event
-// once per batch of reads, and it gives back everything it took, each
+// hipExtHostAlloc, as chipStar, has hipHostMalloc; its reads land in pinned
+// memory of their own where it was opened pinned), its stream waits for its
+// event once per batch of reads, and it gives back everything it took, each
 // with its own call (this checks the benchmark's C side, which otherwise
 // runs only on a GPU).
 func testCopyBaseline(t *testing.T, rt Runtime) {
@@ -141,7 +142,7 @@ func testCopyBaseline(t *testing.T, rt Runtime) {
 			}
 			hostAlloc := f.bound(append([]string{host.Alloc}, host.OlderAlloc...)...)
 			hostFree := f.bound(append([]string{host.Free}, host.OlderFree...)...)
-			eventSync := rt.sym(gpurt.EventSynchronize)
+			eventWait := rt.sym(gpurt.StreamWaitEvent)
 			before, hostAllocs, hostFrees := copies(), f.calls(hostAlloc), f.calls(hostFree)
 			bl := openBaseline(t, rt, f.path, pinned, 1<<16)
 			live := int64(1) // the device memory
@@ -153,11 +154,11 @@ func testCopyBaseline(t *testing.T, rt Runtime) {
 			}
 			bl.run(true, 3)
 			bl.run(false, 3)
-			syncs := f.calls(eventSync)
+			waits := f.calls(eventWait)
 			bl.reads(4, 8, 2)
 			bl.reads(3, 4, 1)
-			if n := f.calls(eventSync) - syncs; n != 3 {
-				t.Errorf("%d calls of %s for 3 batches of reads, want 3", n, eventSync)
+			if n := f.calls(eventWait) - waits; n != 3 {
+				t.Errorf("%d calls of %s for 3 batches of reads, want 3", n, eventWait)
 			}
 			bl.close()
 			if n := copies() - before; n != 19 {
@@ -165,7 +166,7 @@ func testCopyBaseline(t *testing.T, rt Runtime) {
 			}
 			want := int64(0)
 			if pinned {
-				want = 1
+				want = 3 // the copies' memory, and the reads' of each of the 2 calls
 			}
 			if a, fr := f.calls(hostAlloc)-hostAllocs, f.calls(hostFree)-hostFrees; a != want || fr != want {
 				t.Errorf("%d calls of %s and %d of %s, want %d each", a, hostAlloc, fr, hostFree, want)

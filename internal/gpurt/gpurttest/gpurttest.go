@@ -72,6 +72,7 @@ var doubleTests = []test{
 	{"StreamOrdering", testStreamOrdering},
 	{"Events", testEvents},
 	{"ForeignSyncEvent", testForeignSyncEvent},
+	{"ReadValues", testReadValues},
 	{"ForeignStreams", testForeignStreams},
 	{"DefaultStreamHandles", testDefaultStreamHandles},
 	{"PropertiesSize", testPropertiesSize},

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"runtime"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -495,17 +494,19 @@ func differs(p []byte, seed byte) int {
 }
 
 // BenchmarkSmallReads is the device stream's table: per batch of a device
-// stream of arrays with variable-length types, what the importer does on
-// the host (cdevice's deviceTree.fetch, and nanoarrow's
-// ArrowDeviceArrayViewSetArray): it waits for the batch's sync event, then
-// reads reads offsets of width bytes back from the first real device, all
-// on one stream, with one synchronization. Go does it through the binding
-// as the importer does (a stream of its own per batch, the host memory
-// pinned for the reads), C (testdata/c/copy_baseline.c's
-// copy_baseline_reads) with plain calls through the same library: Go/C,
-// in ns per batch and batches/s. The event is recorded once and waited for
-// in every batch, as for a producer that sends one device batch again and
-// again (the cdevice bench command's).
+// stream of arrays with variable-length types, what the importer does to
+// size them (cdevice's deviceTree.fetch, and nanoarrow's
+// ArrowDeviceArrayViewSetArray): reads reads offsets of width bytes back
+// from the first real device once the batch's sync event is done. Go does
+// it through the binding as the importer does (ReadValues: the device waits
+// for the event, one batched copy or a copy a value into page-locked
+// staging, one synchronization), C (testdata/c/copy_baseline.c's
+// copy_baseline_reads) with plain calls through the same library (the
+// stream waits for the event, a copy a value into the library's pinned
+// memory, one synchronization): Go/C, in ns per batch and batches/s. The
+// event is recorded once and waited for in every batch, as for a producer
+// that sends one device batch again and again (the cdevice bench
+// command's).
 func BenchmarkSmallReads(b *testing.B, rt Runtime, reads, width int) {
 	RealDevices(b, rt)
 	b.Run("Go", func(b *testing.B) { benchmarkReadsGo(b, rt, reads, width) })
@@ -546,27 +547,12 @@ func benchmarkReadsGo(b *testing.B, rt Runtime, reads, width int) {
 		b.Fatal(err)
 	}
 	ctx, stride := context.Background(), readsStride(reads)
-	var host []byte
+	values := make([]device.ValueRead, reads)
 	batch := func() error {
-		if err := d.WaitSyncEvent(ctx, ev.SyncEvent(), nil); err != nil {
-			return err
+		for i := range values {
+			values[i] = device.ValueRead{Ptr: p, Off: int64(i * stride), Width: width}
 		}
-		rs, err := d.NewStream()
-		if err != nil {
-			return err
-		}
-		defer rs.Close()
-		host = make([]byte, 8*reads)
-		var pin runtime.Pinner
-		pin.Pin(&host[0])
-		defer pin.Unpin()
-		for i := range reads {
-			if err := d.CopyToHost(host[8*i:8*i+width], p, i*stride, rs); err != nil {
-				rs.Synchronize()
-				return err
-			}
-		}
-		return rs.Synchronize()
+		return d.(device.ValueReader).ReadValues(ctx, ev.SyncEvent(), values)
 	}
 	for b.Loop() {
 		if err := batch(); err != nil {
@@ -574,9 +560,13 @@ func benchmarkReadsGo(b *testing.B, rt Runtime, reads, width int) {
 		}
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "batches/s")
-	for i := range reads {
-		if !bytes.Equal(host[8*i:8*i+width], src[i*stride:i*stride+width]) {
-			b.Fatalf("read %d differs", i)
+	for i, v := range values {
+		want := make([]byte, 8)
+		copy(want, src[i*stride:i*stride+width])
+		r := device.ValueRead{Width: width}
+		r.Set(want)
+		if v.Value != r.Value {
+			b.Fatalf("read %d: %d, want %d", i, v.Value, r.Value)
 		}
 	}
 }
@@ -584,7 +574,7 @@ func benchmarkReadsGo(b *testing.B, rt Runtime, reads, width int) {
 func benchmarkReadsC(b *testing.B, rt Runtime, reads, width int) {
 	RealDevices(b, rt)
 	info, _ := rt.Real.Probe(b.Context())
-	bl := openBaseline(b, rt, info.Library, false, readsSize)
+	bl := openBaseline(b, rt, info.Library, true, readsSize) // pinned: the reads land in page-locked memory
 	defer bl.close()
 	b.ResetTimer()
 	bl.reads(reads, width, b.N)
