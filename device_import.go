@@ -3,6 +3,7 @@ package cdevice
 import (
 	"errors"
 	"runtime"
+	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/purearrow/cdevice/abi"
@@ -63,31 +64,96 @@ func ImportDeviceRecordBatchOnDevice(arr *abi.DeviceArray, schema *abi.Schema, o
 // ImportDeviceRecordBatchOnDevice with a schema already imported (a
 // stream's).
 func ImportDeviceRecordBatchOnDeviceWithSchema(arr *abi.DeviceArray, sc *arrow.Schema, opts ...ImportOption) (*DeviceRecordBatch, error) {
+	bs, errs := ImportDeviceRecordBatchesOnDevice([]*abi.DeviceArray{arr}, sc, opts...)
+	return bs[0], errs[0]
+}
+
+// ImportDeviceRecordBatchesOnDevice imports several struct-typed
+// ArrowDeviceArrays of schema sc as ImportDeviceRecordBatchOnDevice does,
+// with the values their sizes need read together: on a device.ValueReader
+// (CUDA and HIP device memory, OpenCL) the batches of one device cost one
+// round trip between them, behind all their producers' sync_events. The
+// i-th batch or its error is at index i of the results; a batch's error
+// is its own (when reading together fails, each batch is read again on
+// its own, so that one batch's bad buffer fails only that batch). Every
+// array is released, or owned by its batch, on return.
+func ImportDeviceRecordBatchesOnDevice(arrs []*abi.DeviceArray, sc *arrow.Schema, opts ...ImportOption) ([]*DeviceRecordBatch, []error) {
+	bs, errs := make([]*DeviceRecordBatch, len(arrs)), make([]error, len(arrs))
 	if sc == nil {
-		ReleaseDeviceArray(arr)
-		return nil, invalidf("nil schema")
-	}
-	if arr != nil && arr.Array.Release != 0 {
-		// Our own untouched export: hand back the batch itself.
-		if b, ok := exportedSource(&arr.Array).(*DeviceRecordBatch); ok && b.Schema == sc &&
-			arr.DeviceType == b.root.DeviceType && arr.DeviceID == b.root.DeviceID {
-			b.Retain()
-			ReleaseArray(&arr.Array)
-			return b, nil
+		for i, arr := range arrs {
+			ReleaseDeviceArray(arr)
+			errs[i] = invalidf("nil schema")
 		}
+		return bs, errs
 	}
-	root, err := importDeviceTree(arr, structOf(sc), applyImportOptions(opts))
-	if err != nil {
-		return nil, err
+	var rest []*abi.DeviceArray // those imported as trees
+	var at []int                // their indexes
+	for i, arr := range arrs {
+		if arr != nil && arr.Array.Release != 0 {
+			// Our own untouched export: hand back the batch itself.
+			if b, ok := exportedSource(&arr.Array).(*DeviceRecordBatch); ok && b.Schema == sc &&
+				arr.DeviceType == b.root.DeviceType && arr.DeviceID == b.root.DeviceID {
+				b.Retain()
+				ReleaseArray(&arr.Array)
+				bs[i] = b
+				continue
+			}
+		}
+		rest, at = append(rest, arr), append(at, i)
 	}
-	if root.NullCount > 0 {
-		root.Release()
-		return nil, invalidf("a record batch's struct array has %d nulls", root.NullCount)
+	roots, rerrs := make([]*DeviceArray, len(rest)), make([]error, len(rest))
+	importDeviceTrees(rest, structOf(sc), applyImportOptions(opts), roots, rerrs)
+	for k, i := range at {
+		root, err := roots[k], rerrs[k]
+		if err == nil && root.NullCount > 0 {
+			root.Release()
+			err = invalidf("a record batch's struct array has %d nulls", root.NullCount)
+		}
+		if err != nil {
+			errs[i] = err
+			continue
+		}
+		bs[i] = newDeviceRecordBatch(sc, root)
 	}
-	return newDeviceRecordBatch(sc, root), nil
+	return bs, errs
 }
 
 func importDeviceTree(arr *abi.DeviceArray, dt arrow.DataType, cfg importConfig) (*DeviceArray, error) {
+	var out [1]*DeviceArray
+	var errs [1]error
+	importDeviceTrees([]*abi.DeviceArray{arr}, dt, cfg, out[:], errs[:])
+	return out[0], errs[0]
+}
+
+// importDeviceTrees imports each of arrs, typed dt, into out (or its
+// error into errs): every tree is walked first, then the values their
+// sizes need are fetched (together where one ValueReader reads them),
+// then each tree's sizes are set.
+func importDeviceTrees(arrs []*abi.DeviceArray, dt arrow.DataType, cfg importConfig, out []*DeviceArray, errs []error) {
+	trees := make([]*deviceTree, len(arrs))
+	for i, arr := range arrs {
+		trees[i], errs[i] = walkDeviceTree(arr, dt, cfg)
+	}
+	fetchTrees(trees, errs)
+	for i, t := range trees {
+		if t == nil {
+			continue
+		}
+		if errs[i] == nil {
+			errs[i] = t.setSizes()
+		}
+		if errs[i] != nil {
+			t.fail()
+			continue
+		}
+		out[i] = rootOf(t.root)
+	}
+}
+
+// walkDeviceTree takes arr's tree over and builds a DeviceArray over it,
+// noting the values its sizes need; nothing of the device's memory is
+// read yet. On an error the tree is released.
+func walkDeviceTree(arr *abi.DeviceArray, dt arrow.DataType, cfg importConfig) (*deviceTree, error) {
 	if arr == nil {
 		return nil, invalidf("nil ArrowDeviceArray")
 	}
@@ -108,21 +174,22 @@ func importDeviceTree(arr *abi.DeviceArray, dt arrow.DataType, cfg importConfig)
 	if err != nil {
 		return nil, err
 	}
-	t := deviceTree{dev: dev, typ: arr.DeviceType, id: arr.DeviceID, owner: newDeviceOwner(dev), cfg: cfg, syncEvent: syncEvent}
+	t := &deviceTree{dev: dev, typ: arr.DeviceType, id: arr.DeviceID, owner: newDeviceOwner(dev), cfg: cfg, syncEvent: syncEvent}
 	t.owner.imp = imp
-	root, err := t.node(&imp.c, dt, 0)
-	if err == nil {
-		err = t.resolveSizes()
-	}
-	if err != nil {
-		if dev != nil && !t.waited {
-			// The producer's work may still use what its release frees.
-			dev.WaitSyncEvent(cfg.context(), syncEvent, nil)
-		}
-		t.owner.release() // releases the producer's tree
+	if t.root, err = t.node(&imp.c, dt, 0); err != nil {
+		t.fail()
 		return nil, err
 	}
-	return rootOf(root), nil
+	return t, nil
+}
+
+// fail releases the producer's tree, once the producer's work that may
+// still use what its release frees is done.
+func (t *deviceTree) fail() {
+	if t.dev != nil && !t.waited {
+		t.dev.WaitSyncEvent(t.cfg.context(), t.syncEvent, nil)
+	}
+	t.owner.release()
 }
 
 // deviceTree builds a DeviceArray over an imported tree. Nothing of the
@@ -134,8 +201,10 @@ type deviceTree struct {
 	owner     *deviceOwner
 	cfg       importConfig
 	syncEvent uintptr
-	nodes     []deviceNode // in build order, for resolveSizes
+	root      *DeviceArray
+	nodes     []deviceNode // in build order, for setSizes
 	reads     []device.ValueRead
+	fetched   bool // fetch ran
 	waited    bool // the producer's work is done
 }
 
@@ -206,34 +275,13 @@ func (t *deviceTree) needsRead(n *node, buf int, idx int64) bool {
 	return dependsOnContents(n.id)
 }
 
-// resolveSizes fetches every noted value and sets each buffer's size.
-func (t *deviceTree) resolveSizes() error {
-	if t.dev == nil {
-		for _, dn := range t.nodes {
-			sizes, err := cBufferSizes(&dn.n, func(int, int64, int64) int64 { return 0 }, nil)
-			if err != nil {
-				return err
-			}
-			for i := range dn.out.Buffers {
-				dn.out.Buffers[i].Size = sizes[i]
-			}
-		}
-		for _, dn := range t.nodes { // contents-dependent sizes are unknown
-			if dependsOnContents(dn.n.dt.ID()) {
-				for i := 2; i < len(dn.out.Buffers); i++ {
-					dn.out.Buffers[i].Size = -1
-				}
-			}
-		}
-		return nil
-	}
-	if err := t.fetch(); err != nil {
-		return err
-	}
+// setSizes sets each buffer's size from the fetched values; with no
+// backend for the device, sizes that depend on its contents are -1.
+func (t *deviceTree) setSizes() error {
 	next := 0
 	for _, dn := range t.nodes {
 		sizes, err := cBufferSizes(&dn.n, func(buf int, idx, _ int64) int64 {
-			if !t.needsRead(&dn.n, buf, idx) {
+			if t.dev == nil || !t.needsRead(&dn.n, buf, idx) {
 				return 0
 			}
 			v := t.reads[next].Value
@@ -245,6 +293,9 @@ func (t *deviceTree) resolveSizes() error {
 		}
 		for i := range dn.out.Buffers {
 			dn.out.Buffers[i].Size = sizes[i]
+			if t.dev == nil && i >= 2 && dependsOnContents(dn.n.dt.ID()) {
+				dn.out.Buffers[i].Size = -1
+			}
 		}
 	}
 	return nil
@@ -258,16 +309,76 @@ func dependsOnContents(id arrow.Type) bool {
 	return false
 }
 
+// fetchTrees fetches the noted values of every tree (errs[i] for
+// trees[i]; nil trees failed before). Trees on one device.ValueReader read
+// together, in one round trip; if that fails, each reads again on its own,
+// so that every error is its own tree's.
+func fetchTrees(trees []*deviceTree, errs []error) {
+	var group []*deviceTree
+	var at []int
+	for i, t := range trees {
+		if t == nil || t.fetched {
+			continue
+		}
+		group, at = append(group[:0], t), append(at[:0], i)
+		if t.readsTogether() {
+			for j := i + 1; j < len(trees); j++ {
+				if u := trees[j]; u != nil && !u.fetched && u.readsTogether() && u.typ == t.typ && u.id == t.id {
+					group, at = append(group, u), append(at, j)
+				}
+			}
+		}
+		if len(group) > 1 && readTogether(group) == nil {
+			continue
+		}
+		for k, u := range group {
+			errs[at[k]] = u.fetch()
+		}
+	}
+}
+
+// readsTogether reports whether t's values are read by its device's
+// ValueReader, which can read other trees' with them.
+func (t *deviceTree) readsTogether() bool {
+	_, ok := t.dev.(device.ValueReader)
+	return ok && len(t.reads) > 0 && !t.dev.HostAccessible()
+}
+
+// readTogether reads the values of trees on one ValueReader device in one
+// ReadValues, behind all their sync events.
+func readTogether(trees []*deviceTree) error {
+	var events []uintptr
+	var reads []device.ValueRead
+	for _, t := range trees {
+		if !slices.Contains(events, t.syncEvent) { // batches of one producer's copy share theirs
+			events = append(events, t.syncEvent)
+		}
+		reads = append(reads, t.reads...)
+	}
+	t0 := trees[0]
+	if err := t0.dev.(device.ValueReader).ReadValues(t0.cfg.context(), events, reads); err != nil {
+		return err
+	}
+	for _, t := range trees {
+		reads = reads[copy(t.reads, reads):]
+		t.fetched, t.waited = true, true
+	}
+	return nil
+}
+
 // fetch reads the noted values once the producer's work is done: from
 // memory the host can read in place after a host wait, through the
 // device's ValueReader in one round trip, or, for a device that is
 // neither, with copies on one stream and one synchronization after a host
-// wait.
+// wait. With no backend for the device, nothing is read.
 func (t *deviceTree) fetch() error {
+	t.fetched = true
 	ctx, dev := t.cfg.context(), t.dev
-	vr, batched := dev.(device.ValueReader)
-	if len(t.reads) > 0 && batched && !dev.HostAccessible() {
-		err := vr.ReadValues(ctx, t.syncEvent, t.reads)
+	if dev == nil {
+		return nil
+	}
+	if t.readsTogether() {
+		err := dev.(device.ValueReader).ReadValues(ctx, []uintptr{t.syncEvent}, t.reads)
 		t.waited = err == nil
 		return err
 	}

@@ -49,6 +49,7 @@ type Handler struct {
 	schemaErr error
 	addMD     arrow.Metadata
 	queue     []queued
+	ready     []imported // imported with an earlier Next's batch, not yet delivered
 	ended     bool
 	err       error
 	cancelled bool
@@ -64,13 +65,28 @@ type queued struct {
 	md   arrow.Metadata
 }
 
-// outStruct is the ArrowDeviceArray extract_data fills, freed by Close or,
-// for a handler dropped without Close, by a cleanup. mu keeps Close from
-// freeing it while Next extracts into it.
+// An imported task, or why it is not.
+type imported struct {
+	b   Batch
+	err error
+}
+
+// outStruct is the ArrowDeviceArrays extract_data fills, one for each
+// task imported together, made as needed and freed by Close or, for a
+// handler dropped without Close, by a cleanup. mu keeps Close from freeing
+// them while Next extracts into them.
 type outStruct struct {
 	mu    sync.Mutex
-	p     *abi.DeviceArray
+	p     []*abi.DeviceArray
 	freed bool
+}
+
+// take returns n structs to extract into; o.mu is held.
+func (o *outStruct) take(n int) []*abi.DeviceArray {
+	for len(o.p) < n {
+		o.p = append(o.p, cdevice.New[abi.DeviceArray]())
+	}
+	return o.p[:n]
 }
 
 func (o *outStruct) free() {
@@ -78,7 +94,9 @@ func (o *outStruct) free() {
 	defer o.mu.Unlock()
 	if !o.freed {
 		o.freed = true
-		cdevice.Free(o.p)
+		for _, p := range o.p {
+			cdevice.Free(p)
+		}
 	}
 }
 
@@ -142,7 +160,7 @@ func NewHandler(opts ...Option) (*Handler, error) {
 	} else {
 		h.c = cdevice.New[abi.AsyncDeviceStreamHandler]()
 	}
-	h.out = &outStruct{p: cdevice.New[abi.DeviceArray]()}
+	h.out = &outStruct{}
 	*h.c = abi.AsyncDeviceStreamHandler{
 		OnSchema:    onSchemaCB.Ptr(),
 		OnNextTask:  onNextTaskCB.Ptr(),
@@ -393,91 +411,167 @@ func (h *Handler) AdditionalMetadata() arrow.Metadata {
 // Next extracts the next task (on the calling goroutine) and requests one
 // more. It returns io.EOF at the end of the stream and a *cdevice.ProducerError
 // after on_error. ctx bounds the wait for a task and for its batch's sync
-// event.
+// event. Every task queued when it is called is extracted and imported
+// then, together (cdevice.ImportDeviceRecordBatchesOnDevice: one round
+// trip for the sizes of all on a GPU); the later Nexts deliver them in
+// order, each with its own error, if any.
 func (h *Handler) Next(ctx context.Context) (Batch, error) {
-	var b Batch
-	md, err := h.next(ctx, func(o *abi.DeviceArray, sc *arrow.Schema, opts []cdevice.ImportOption) (err error) {
-		b.DeviceRecordBatch, err = cdevice.ImportDeviceRecordBatchOnDeviceWithSchema(o, sc, opts...)
-		return err
+	r, qs, sc, err := h.next(ctx, true)
+	if err != nil || r != nil {
+		return deliver(r, err)
+	}
+	rs := make([]imported, len(qs))
+	h.extract(qs, func(outs []*abi.DeviceArray, errs []error) {
+		var arrs []*abi.DeviceArray
+		var at []int
+		for i, o := range outs {
+			rs[i].b.Metadata, rs[i].err = qs[i].md, errs[i]
+			if errs[i] == nil {
+				arrs, at = append(arrs, o), append(at, i)
+			}
+		}
+		if len(arrs) == 0 {
+			return
+		}
+		bs, errs := cdevice.ImportDeviceRecordBatchesOnDevice(arrs, sc, importOptions(ctx)...)
+		for k, i := range at {
+			rs[i].b.DeviceRecordBatch, rs[i].err = bs[k], errs[k]
+		}
 	})
+	h.mu.Lock()
+	if h.cancelled { // Cancel has given back what it could: these go too
+		h.mu.Unlock()
+		releaseAll(rs[1:])
+	} else {
+		h.ready = append(h.ready, rs[1:]...)
+		h.mu.Unlock()
+	}
+	return deliver(&rs[0], nil)
+}
+
+// deliver returns r's batch (or its error) to the caller of Next.
+func deliver(r *imported, err error) (Batch, error) {
 	if err != nil {
 		return Batch{}, err
 	}
-	b.Metadata = md
-	return b, nil
+	if r.err != nil {
+		return Batch{}, r.err
+	}
+	return r.b, nil
+}
+
+func releaseAll(rs []imported) {
+	for _, r := range rs {
+		if r.b.DeviceRecordBatch != nil {
+			r.b.Release()
+		}
+	}
 }
 
 // NextHost is Next with the batch in host memory, as
 // cdevice.ImportDeviceRecordBatch brings it there: memory the host can read
 // (the CPU's, CUDA host and managed memory, …) is wrapped without a copy,
-// other memory is copied. The caller releases the batch.
+// other memory is copied. The caller releases the batch. It takes one
+// task at a time (a batch a Next imported already is copied with ToHost).
 func (h *Handler) NextHost(ctx context.Context) (arrow.RecordBatch, arrow.Metadata, error) {
+	r, qs, sc, err := h.next(ctx, false)
+	if err != nil {
+		return nil, arrow.Metadata{}, err
+	}
+	if r != nil {
+		if r.err != nil {
+			return nil, arrow.Metadata{}, r.err
+		}
+		defer r.b.Release()
+		rb, err := r.b.ToHost(ctx)
+		return rb, r.b.Metadata, err
+	}
 	var rb arrow.RecordBatch
-	md, err := h.next(ctx, func(o *abi.DeviceArray, sc *arrow.Schema, opts []cdevice.ImportOption) (err error) {
-		rb, err = cdevice.ImportDeviceRecordBatchWithSchema(o, sc, opts...)
-		return err
+	h.extract(qs, func(outs []*abi.DeviceArray, errs []error) {
+		if err = errs[0]; err == nil {
+			rb, err = cdevice.ImportDeviceRecordBatchWithSchema(outs[0], sc, importOptions(ctx)...)
+		}
 	})
 	if err != nil {
 		return nil, arrow.Metadata{}, err
 	}
-	return rb, md, nil
+	return rb, qs[0].md, nil
 }
 
-// An importer imports an extracted batch (Next onto its device, NextHost
-// into host memory).
-type importer func(o *abi.DeviceArray, sc *arrow.Schema, opts []cdevice.ImportOption) error
+// importOptions bounds an import by ctx, where ctx can end.
+func importOptions(ctx context.Context) []cdevice.ImportOption {
+	if ctx.Done() == nil {
+		return nil
+	}
+	return []cdevice.ImportOption{cdevice.WithContext(ctx)}
+}
 
-// next extracts the next task and imports it with imp, returning its
-// metadata.
-func (h *Handler) next(ctx context.Context, imp importer) (arrow.Metadata, error) {
+// next waits for the next batch: one a Next imported already, or the
+// queued tasks (all of them, or the first), taken off the queue and
+// counted as consumed. It returns io.EOF at the end of the stream.
+func (h *Handler) next(ctx context.Context, all bool) (*imported, []queued, *arrow.Schema, error) {
 	sc, err := h.Schema(ctx)
 	if err != nil {
-		return arrow.Metadata{}, err
+		return nil, nil, nil, err
 	}
 	for {
 		h.mu.Lock()
-		if len(h.queue) > 0 {
-			q := h.queue[0]
-			h.queue = h.queue[1:]
+		if len(h.ready) > 0 {
+			r := h.ready[0]
+			h.ready = h.ready[1:]
 			h.mu.Unlock()
-			err := h.extract(ctx, q.task, sc, imp)
 			h.consumed()
-			return q.md, err
+			return &r, nil, sc, nil
+		}
+		if n := len(h.queue); n > 0 {
+			if !all {
+				n = 1
+			}
+			qs := h.queue[:n:n]
+			h.queue = h.queue[n:]
+			h.mu.Unlock()
+			h.consumed()
+			return nil, qs, sc, nil
 		}
 		err, end := h.err, h.ended || h.released
 		h.mu.Unlock()
 		if err != nil {
-			return arrow.Metadata{}, err
+			return nil, nil, nil, err
 		}
 		if end {
-			return arrow.Metadata{}, io.EOF
+			return nil, nil, nil, io.EOF
 		}
 		select {
 		case <-h.wake:
 		case <-ctx.Done():
-			return arrow.Metadata{}, ctx.Err()
+			return nil, nil, nil, ctx.Err()
 		}
 	}
 }
 
-// extract takes a task's batch and imports it with imp; ctx bounds the
-// wait for its sync event.
-func (h *Handler) extract(ctx context.Context, t *abi.AsyncTask, sc *arrow.Schema, imp importer) error {
+// extract takes each task's batch, in order, into a struct of the
+// handler's, and hands them to imp, which takes every one without an
+// error out of its struct (errs[i]: why task i has none).
+func (h *Handler) extract(qs []queued, imp func(outs []*abi.DeviceArray, errs []error)) {
 	o := h.out
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if o.freed { // closed meanwhile: give the task back
-		discard(t)
-		return io.EOF
+	errs := make([]error, len(qs))
+	if o.freed { // closed meanwhile: give the tasks back
+		for i, q := range qs {
+			discard(q.task)
+			errs[i] = io.EOF
+		}
+		imp(make([]*abi.DeviceArray, len(qs)), errs)
+		return
 	}
-	if rc := int32(ffi.Call(t.ExtractData, uintptr(unsafe.Pointer(t)), uintptr(unsafe.Pointer(o.p)))); rc != 0 {
-		return &cdevice.ProducerError{Call: "extract_data", Code: int(rc)}
+	outs := o.take(len(qs))
+	for i, q := range qs {
+		if rc := int32(ffi.Call(q.task.ExtractData, uintptr(unsafe.Pointer(q.task)), uintptr(unsafe.Pointer(outs[i])))); rc != 0 {
+			errs[i] = &cdevice.ProducerError{Call: "extract_data", Code: int(rc)}
+		}
 	}
-	var opts []cdevice.ImportOption
-	if ctx.Done() != nil {
-		opts = []cdevice.ImportOption{cdevice.WithContext(ctx)}
-	}
-	return imp(o.p, sc, opts)
+	imp(outs, errs)
 }
 
 // All yields every remaining batch; each is released after the loop body
@@ -518,13 +612,14 @@ func (h *Handler) Cancel() {
 		return
 	}
 	h.cancelled = true // from now on arriving tasks are given back at once
-	queue := h.queue
-	h.queue = nil
+	queue, ready := h.queue, h.ready
+	h.queue, h.ready = nil, nil
 	h.mu.Unlock()
 	h.calling.Unlock()
 	for _, q := range queue {
 		discard(q.task)
 	}
+	releaseAll(ready)
 	// Not under mu: cancel may call on_error synchronously.
 	h.callProducer(true, func(p *abi.AsyncProducer, pp uintptr) { ffi.Call(p.Cancel, pp) })
 	h.signal()
@@ -540,12 +635,15 @@ func (h *Handler) Close(ctx context.Context) error {
 		return ctx.Err()
 	}
 	h.mu.Lock()
-	queue := h.queue // arrived before Cancel took the lock
-	h.queue = nil
+	// Arrived before Cancel took the lock, or left after the stream ended
+	// (Cancel does nothing then).
+	queue, ready := h.queue, h.ready
+	h.queue, h.ready = nil, nil
 	h.mu.Unlock()
 	for _, q := range queue {
 		discard(q.task)
 	}
+	releaseAll(ready)
 	h.out.free()
 	return nil
 }

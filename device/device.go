@@ -127,13 +127,14 @@ type ForeignStreams interface {
 type ValueReader interface {
 	// ReadValues sets each read's Value to the signed integer of Width
 	// bytes (2, 4 or 8, native byte order) at Ptr+Off, once the work behind
-	// syncEvent (an ArrowDeviceArray.sync_event of this device type; 0:
-	// none) is done. With a ctx that can be done, the wait for that work
+	// each of syncEvents (ArrowDeviceArray.sync_event values of this device
+	// type; 0 entries: none) is done: the reads of several batches share the
+	// one round trip. With a ctx that can be done, the wait for that work
 	// happens on the host first and ends with ctx's error once ctx is
 	// done; otherwise the device waits, and the host only for the reads.
 	// Safe for concurrent use; the staging memory is released when the
 	// backend closes.
-	ReadValues(ctx context.Context, syncEvent uintptr, reads []ValueRead) error
+	ReadValues(ctx context.Context, syncEvents []uintptr, reads []ValueRead) error
 }
 
 // A ValueRead is one value a ValueReader reads.

@@ -115,16 +115,17 @@ func (d *Device) WaitForStream(foreign uintptr, s device.Stream) error {
 }
 
 // ReadValues sets each read's Value to the integer of its Width bytes at
-// Ptr+Off (device.ValueReader), once the work behind syncEvent, a cudaEvent_t*
-// (0: none), is done, in one round trip however many there are: the GPU made
-// current once; a stream of its own (kept for reuse, given back when the
-// backend closes) made to wait for the event (cudaStreamWaitEvent); every value
-// copied into page-locked memory of the runtime's with one cudaMemcpyBatchAsync
-// where the runtime has it (else a cudaMemcpyAsync each); one
-// cudaStreamSynchronize. With a ctx that can be done, the host waits for the
-// event first, as WaitSyncEvent does, so that ctx bounds the wait.
-func (d *Device) ReadValues(ctx context.Context, syncEvent uintptr, reads []device.ValueRead) error {
-	return d.dev.ReadValues(ctx, syncEvent, reads)
+// Ptr+Off (device.ValueReader), once the work behind each of syncEvents,
+// cudaEvent_t* values (0: none), is done, in one round trip however many there
+// are: the GPU made current once; a stream of its own (kept for reuse, given
+// back when the backend closes) made to wait for the events
+// (cudaStreamWaitEvent); every value copied into page-locked memory of the
+// runtime's with one cudaMemcpyBatchAsync where the runtime has it (else a
+// cudaMemcpyAsync each); one cudaStreamSynchronize. With a ctx that can be
+// done, the host waits for an event still running first (cudaEventQuery, then
+// as WaitSyncEvent does), so that ctx bounds the wait.
+func (d *Device) ReadValues(ctx context.Context, syncEvents []uintptr, reads []device.ValueRead) error {
+	return d.dev.ReadValues(ctx, syncEvents, reads)
 }
 
 // MemoryInfo is the GPU's free and total memory in bytes (cudaMemGetInfo).

@@ -26,8 +26,9 @@ const h200RoundTrip, h200Call = 7500, 200
 // CUDA double with a GPU's latency (fake_cuda_set_latency: 7.5 µs a round
 // trip, 0.2 µs a call), through each API, beside nanoarrow's own import of
 // the same batches on the same double (ArrowDeviceArrayViewSetArray, its
-// CUDA backend built from ../shared/nanoarrow): what only a GPU would show
-// otherwise, on any machine. The bench's wide batch, and a nested one.
+// CUDA backend built from ../shared/nanoarrow), and through the async
+// interface: what only a GPU would show otherwise, on any machine. The
+// bench's wide batch, and a nested one.
 // Run it alone, so that the double is the process's CUDA library:
 //
 //	go test ./device/cuda -run XXX -bench DeviceStreamModel
@@ -55,6 +56,10 @@ func BenchmarkDeviceStreamModel(b *testing.B) {
 			b.Run(batch.name+"/"+rt.Table.API.String(), func(b *testing.B) {
 				registerFor(b, d)
 				gpurttest.BenchmarkDeviceStream(b, d, rec, fake)
+			})
+			b.Run(batch.name+"/"+rt.Table.API.String()+"/async", func(b *testing.B) {
+				registerFor(b, d)
+				gpurttest.BenchmarkAsyncDeviceStream(b, d, rec, fake)
 			})
 		}
 		if batch.name == "wide" { // nanoarrow cannot take views (see nanoarrowCopies)

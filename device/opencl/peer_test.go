@@ -283,13 +283,13 @@ func TestReadValuesWaitsForProducer(t *testing.T) {
 			reads := []device.ValueRead{{Ptr: buf, Off: 0, Width: 4}, {Ptr: buf, Off: 4 * 50, Width: 4}, {Ptr: buf, Off: 4 * (n - 1), Width: 4}}
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
 			defer cancel()
-			if err := d.ReadValues(ctx, ev, reads); !errors.Is(err, context.DeadlineExceeded) {
+			if err := d.ReadValues(ctx, []uintptr{ev}, reads); !errors.Is(err, context.DeadlineExceeded) {
 				t.Fatalf("ReadValues behind a gate that stays shut: %v, want context.DeadlineExceeded", err)
 			}
 			if r := int32(p.openGateAfter(h, 50)); r != 0 {
 				t.Fatal("pthread_create failed")
 			}
-			must(t, d.ReadValues(context.Background(), ev, reads))
+			must(t, d.ReadValues(context.Background(), []uintptr{ev}, reads))
 			if c := int32(p.complete(h)); c != 1 {
 				t.Fatalf("the producer's work is not complete after ReadValues: %d", c)
 			}

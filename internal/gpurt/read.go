@@ -209,63 +209,67 @@ func (g *gpu) closeStaging() error {
 // file. With a ctx that can be done, an event still running is waited for
 // by the host (polling it, as WaitSyncEvent does), so that ctx bounds the
 // wait; the reads themselves end by themselves.
-func (d *Device) ReadValues(ctx context.Context, syncEvent uintptr, reads []device.ValueRead) error {
-	if err := d.readValues(ctx, syncEvent, reads); err != nil {
+func (d *Device) ReadValues(ctx context.Context, syncEvents []uintptr, reads []device.ValueRead) error {
+	if err := d.readValues(ctx, syncEvents, reads); err != nil {
 		return fmt.Errorf("%v: ReadValues(%d values): %w", d, len(reads), err)
 	}
 	return nil
 }
 
-func (d *Device) readValues(ctx context.Context, syncEvent uintptr, reads []device.ValueRead) error {
+func (d *Device) readValues(ctx context.Context, syncEvents []uintptr, reads []device.ValueRead) error {
 	for _, r := range reads {
 		if r.Ptr == 0 || r.Off < 0 || (r.Width != 2 && r.Width != 4 && r.Width != 8) {
 			return fmt.Errorf("%w: a read of %d bytes at %#x+%d", device.ErrInvalid, r.Width, uintptr(r.Ptr), r.Off)
 		}
 	}
-	var ev uintptr
-	if syncEvent != 0 {
-		if ev = *(*uintptr)(abi.Pointer(syncEvent)); ev == 0 {
-			return fmt.Errorf("%w: sync_event %#x points to a NULL event", device.ErrInvalid, syncEvent)
+	var evs []uintptr // the events behind syncEvents
+	for _, se := range syncEvents {
+		if se == 0 {
+			continue
 		}
+		ev := *(*uintptr)(abi.Pointer(se))
+		if ev == 0 {
+			return fmt.Errorf("%w: sync_event %#x points to a NULL event", device.ErrInvalid, se)
+		}
+		evs = append(evs, ev)
 	}
 	g := d.g
-	if len(reads) == 0 {
-		return d.waitEvent(ctx, syncEvent, nil)
-	}
-	// The event's work may be running: with a ctx that can be done the
-	// host waits for it, bounded by ctx, unless it is done already (one
-	// query, usually so); otherwise the staging stream waits on the
-	// device.
-	waited := false
-	for {
-		var busy bool
+	if len(reads) == 0 || ctx.Done() != nil && len(evs) > 0 {
+		// With a ctx that can be done the host waits, bounded by ctx, for
+		// whatever is still running (one query each, usually done).
+		busy := false
 		err := g.on(func() error {
-			if ev != 0 && ctx.Done() != nil && !waited {
+			for _, ev := range evs {
 				ready, err := g.r.Ready(EventQuery, ev)
 				if err != nil || !ready {
 					busy = err == nil
 					return err
 				}
-				ev = 0
 			}
-			if waited {
-				ev = 0
+			if len(reads) == 0 {
+				return nil
 			}
-			return d.readStaged(ev, reads)
+			return d.readStaged(nil, reads)
 		})
 		if !busy {
 			return err
 		}
-		if err := d.waitEvent(ctx, syncEvent, nil); err != nil {
-			return err
+		for _, se := range syncEvents {
+			if err := d.waitEvent(ctx, se, nil); err != nil {
+				return err
+			}
 		}
-		waited = true
+		evs = nil
 	}
+	if len(reads) == 0 {
+		return nil
+	}
+	return g.on(func() error { return d.readStaged(evs, reads) })
 }
 
-// readStaged reads the values through a staging of the GPU's, after ev (0:
-// none) on the device. The GPU must be current.
-func (d *Device) readStaged(ev uintptr, reads []device.ValueRead) error {
+// readStaged reads the values through a staging of the GPU's, after evs on
+// the device. The GPU must be current.
+func (d *Device) readStaged(evs []uintptr, reads []device.ValueRead) error {
 	g := d.g
 	st, err := g.take(len(reads))
 	if err != nil {
@@ -277,7 +281,7 @@ func (d *Device) readStaged(ev uintptr, reads []device.ValueRead) error {
 	if st.heap != nil {
 		pin.Pin(&st.heap[0])
 	}
-	if err := d.readOn(st, ev, reads); err != nil {
+	if err := d.readOn(st, evs, reads); err != nil {
 		// What was queued may still write: wait for it before the
 		// staging serves again (a stream the runtime refuses to
 		// synchronize is not used again).
@@ -296,11 +300,11 @@ func (d *Device) readStaged(ev uintptr, reads []device.ValueRead) error {
 	return nil
 }
 
-// readOn queues the reads on st after ev (0: none) and waits for them.
-// The GPU must be current.
-func (d *Device) readOn(st *staging, ev uintptr, reads []device.ValueRead) error {
+// readOn queues the reads on st after evs and waits for them. The GPU
+// must be current.
+func (d *Device) readOn(st *staging, evs []uintptr, reads []device.ValueRead) error {
 	r := d.g.r
-	if ev != 0 {
+	for _, ev := range evs {
 		if err := r.Call(StreamWaitEvent, st.stream, ev, 0); err != nil {
 			return err
 		}

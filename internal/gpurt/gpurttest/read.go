@@ -81,7 +81,7 @@ func testReadValues(t *testing.T, rt Runtime) {
 	produce()
 	c0 := costs()
 	rs := reads(6)
-	if err := vr.ReadValues(context.Background(), ev.SyncEvent(), rs); err != nil {
+	if err := vr.ReadValues(context.Background(), []uintptr{ev.SyncEvent()}, rs); err != nil {
 		t.Fatal(err)
 	}
 	check("behind the event", rs)
@@ -95,7 +95,7 @@ func testReadValues(t *testing.T, rt Runtime) {
 	produce()
 	c0 = costs()
 	rs = reads(200)
-	if err := vr.ReadValues(context.Background(), ev.SyncEvent(), rs); err != nil {
+	if err := vr.ReadValues(context.Background(), []uintptr{ev.SyncEvent()}, rs); err != nil {
 		t.Fatal(err)
 	}
 	check("grown", rs)
@@ -107,7 +107,7 @@ func testReadValues(t *testing.T, rt Runtime) {
 	produce()
 	f.Call("fake_cuda_hold", 1)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
-	err = vr.ReadValues(ctx, ev.SyncEvent(), reads(3))
+	err = vr.ReadValues(ctx, []uintptr{ev.SyncEvent()}, reads(3))
 	cancel()
 	f.Call("fake_cuda_hold", 0)
 	if !errors.Is(err, context.DeadlineExceeded) {
@@ -115,7 +115,7 @@ func testReadValues(t *testing.T, rt Runtime) {
 	}
 	live, stop := context.WithCancel(context.Background())
 	rs = reads(3)
-	err = vr.ReadValues(live, ev.SyncEvent(), rs)
+	err = vr.ReadValues(live, []uintptr{ev.SyncEvent()}, rs)
 	stop()
 	if err != nil {
 		t.Fatal(err)
@@ -129,12 +129,12 @@ func testReadValues(t *testing.T, rt Runtime) {
 	}
 	f.fail(f.bound(copySym), 2, 0)
 	var re *device.RuntimeError
-	if err := vr.ReadValues(context.Background(), 0, reads(4)); !errors.As(err, &re) || re.Code != 2 {
+	if err := vr.ReadValues(context.Background(), nil, reads(4)); !errors.As(err, &re) || re.Code != 2 {
 		t.Fatalf("ReadValues with %s failing: %v", copySym, err)
 	}
 	c0 = costs()
 	rs = reads(4)
-	if err := vr.ReadValues(context.Background(), 0, rs); err != nil {
+	if err := vr.ReadValues(context.Background(), nil, rs); err != nil {
 		t.Fatal(err)
 	}
 	check("after a failed copy", rs)
@@ -151,7 +151,7 @@ func testReadValues(t *testing.T, rt Runtime) {
 			defer wg.Done()
 			for range 20 {
 				rs := reads(1 + g*5)
-				if err := vr.ReadValues(context.Background(), 0, rs); err != nil {
+				if err := vr.ReadValues(context.Background(), nil, rs); err != nil {
 					errs <- err
 					return
 				}

@@ -552,7 +552,7 @@ func benchmarkReadsGo(b *testing.B, rt Runtime, reads, width int) {
 		for i := range values {
 			values[i] = device.ValueRead{Ptr: p, Off: int64(i * stride), Width: width}
 		}
-		return d.(device.ValueReader).ReadValues(ctx, ev.SyncEvent(), values)
+		return d.(device.ValueReader).ReadValues(ctx, []uintptr{ev.SyncEvent()}, values)
 	}
 	for b.Loop() {
 		if err := batch(); err != nil {

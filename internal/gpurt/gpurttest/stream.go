@@ -8,6 +8,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/purearrow/cdevice"
 	"github.com/purearrow/cdevice/abi"
+	"github.com/purearrow/cdevice/async"
 	"github.com/purearrow/cdevice/device"
 	"github.com/purearrow/cdevice/internal/identity"
 	"github.com/purearrow/cdevice/internal/sample"
@@ -85,6 +86,61 @@ func BenchmarkDeviceStream(b *testing.B, d device.Device, rec arrow.RecordBatch,
 		return
 	}
 	if c := costs().Minus(before); c.RoundTrips > int64(n) || c.PageableCopies != 0 {
+		b.Errorf("%d batches cost %v; want a round trip each at most", n, c)
+	}
+}
+
+// BenchmarkAsyncDeviceStream is BenchmarkDeviceStream through the async
+// interface: rec, copied to d once, produced b.N times (async.Produce) to
+// a Handler and imported by Next as a C producer's tasks (identity imports
+// off), in batches/s; where lib is a double, with the round trips a batch
+// cost (the Next that finds several tasks queued reads all their sizes in
+// one).
+func BenchmarkAsyncDeviceStream(b *testing.B, d device.Device, rec arrow.RecordBatch, lib string) {
+	defer identity.Set(identity.Set(false))
+	ctx := context.Background()
+	db, err := cdevice.CopyRecordBatchToDevice(ctx, rec, d)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Release()
+	costs, double := CostsOf(lib)
+	h, err := async.NewHandler()
+	if err != nil {
+		b.Fatal(err)
+	}
+	n := b.N
+	var before Costs
+	if double {
+		before = costs()
+	}
+	b.ResetTimer()
+	produced := make(chan error, 1)
+	go func() { produced <- async.Produce(ctx, rec.Schema(), d.Type(), async.Batches(repeat(db, n)), h.C()) }()
+	got := 0
+	for _, err := range h.All(ctx) {
+		if err != nil {
+			b.Fatal(err)
+		}
+		got++
+	}
+	b.StopTimer()
+	if err := <-produced; err != nil {
+		b.Fatal(err)
+	}
+	if err := h.Close(ctx); err != nil {
+		b.Fatal(err)
+	}
+	if got != n {
+		b.Fatalf("%d batches, want %d", got, n)
+	}
+	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "batches/s")
+	if !double {
+		return
+	}
+	c := costs().Minus(before)
+	b.ReportMetric(float64(c.RoundTrips)/float64(n), "roundtrips/batch")
+	if c.RoundTrips > int64(n) || c.PageableCopies != 0 {
 		b.Errorf("%d batches cost %v; want a round trip each at most", n, c)
 	}
 }
