@@ -17,6 +17,7 @@ import (
 	"github.com/purearrow/cdevice/device"
 	"github.com/purearrow/cdevice/device/hip"
 	"github.com/purearrow/cdevice/internal/selfexec"
+	"github.com/purearrow/cdevice/internal/settle"
 	"github.com/purearrow/cdevice/internal/testsupport"
 )
 
@@ -273,7 +274,7 @@ func heldNow() held {
 func wantNothingHeld(tb testing.TB, before held) {
 	tb.Helper()
 	var now held
-	if testsupport.Eventually(func() bool { now = heldNow(); return now == before }) {
+	if settle.Eventually(func() bool { now = heldNow(); return now == before }) {
 		return
 	}
 	tb.Errorf("still held after the round trips: %+v, before them %+v (%s)", now, before, cdevice.LiveLeaks())

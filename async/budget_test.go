@@ -15,7 +15,7 @@ import (
 	"github.com/purearrow/cdevice/internal/gpurt/gpurttest"
 	"github.com/purearrow/cdevice/internal/identity"
 	"github.com/purearrow/cdevice/internal/sample"
-	"github.com/purearrow/cdevice/internal/testsupport"
+	"github.com/purearrow/cdevice/internal/settle"
 )
 
 // TestAsyncCallBudget holds, on each runtime double, the Next that finds
@@ -68,8 +68,8 @@ func TestAsyncCallBudgetChild(t *testing.T) {
 			}
 		}, h.C())
 	}()
-	if !testsupport.Eventually(func() bool { return async.Queued(h) == queued }) {
-		t.Fatalf("%d tasks queued, want %d", async.Queued(h), queued)
+	if !settle.Eventually(func() bool { return h.Queued() == queued }) {
+		t.Fatalf("%d tasks queued, want %d", h.Queued(), queued)
 	}
 	reads := int64(queued * gpurttest.ValueReads(rec))
 	for i := range queued {

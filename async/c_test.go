@@ -30,7 +30,7 @@ import (
 	"github.com/purearrow/cdevice/device"
 	"github.com/purearrow/cdevice/internal/ctest"
 	"github.com/purearrow/cdevice/internal/ffi"
-	"github.com/purearrow/cdevice/internal/testsupport"
+	"github.com/purearrow/cdevice/internal/settle"
 )
 
 const acTimeout = 20 * time.Second
@@ -82,7 +82,7 @@ func acNoLeaks(t *testing.T) {
 		}
 		var l cdevice.Leaks
 		var c int64
-		if testsupport.Eventually(func() bool {
+		if settle.Eventually(func() bool {
 			l, c = cdevice.LiveLeaks(), acI64(t, "as_live")
 			return l.Exports() == 0 && l.Imports() == 0 && l.DeviceArrays == 0 && l.CAllocations == 0 && c == 0
 		}) {

@@ -18,6 +18,7 @@ import (
 	"github.com/purearrow/cdevice/abi"
 	"github.com/purearrow/cdevice/async"
 	"github.com/purearrow/cdevice/device"
+	"github.com/purearrow/cdevice/internal/settle"
 	"github.com/purearrow/cdevice/internal/testsupport"
 )
 
@@ -126,7 +127,7 @@ func noLeaksAfter(tb testing.TB) func() {
 func checkLeaks(tb testing.TB, base cdevice.Leaks) {
 	tb.Helper()
 	var l cdevice.Leaks
-	if testsupport.Eventually(func() bool {
+	if settle.Eventually(func() bool {
 		l = cdevice.LiveLeaks()
 		return l.Exports() <= base.Exports() && l.Imports() <= base.Imports() && l.DeviceArrays <= base.DeviceArrays &&
 			l.Handles <= base.Handles && l.CAllocations <= base.CAllocations && l.CallbackPanics <= base.CallbackPanics

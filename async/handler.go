@@ -388,6 +388,15 @@ func (h *Handler) release() {
 	h.signal()
 }
 
+// Queued is how many batches the producer has handed over that Next has
+// not yet delivered: tasks waiting to be extracted, and batches a Next
+// imported ahead of their turn.
+func (h *Handler) Queued() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.queue) + len(h.ready)
+}
+
 // Schema waits for the producer's schema.
 func (h *Handler) Schema(ctx context.Context) (*arrow.Schema, error) {
 	select {

@@ -29,7 +29,7 @@ import (
 	"github.com/purearrow/cdevice/internal/cmeta"
 	"github.com/purearrow/cdevice/internal/ffi"
 	"github.com/purearrow/cdevice/internal/identity"
-	"github.com/purearrow/cdevice/internal/testsupport"
+	"github.com/purearrow/cdevice/internal/settle"
 )
 
 // ---- a hand-written producer and a release gate ----
@@ -735,7 +735,7 @@ func parked(states []string) bool {
 func wantIdle(t *testing.T, what string, want int) {
 	t.Helper()
 	var states []string
-	if !testsupport.Eventually(func() bool { states = asyncGoroutines(); return len(states) >= want && parked(states) }) {
+	if !settle.Eventually(func() bool { states = asyncGoroutines(); return len(states) >= want && parked(states) }) {
 		t.Fatalf("%s: the async goroutines never came to rest: %q (want %d at least)", what, states, want)
 	}
 	for range 50 {

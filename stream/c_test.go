@@ -27,6 +27,7 @@ import (
 	"github.com/purearrow/cdevice/device/opencl"
 	"github.com/purearrow/cdevice/internal/ctest"
 	"github.com/purearrow/cdevice/internal/ffi"
+	"github.com/purearrow/cdevice/internal/settle"
 	"github.com/purearrow/cdevice/internal/testsupport"
 	"github.com/purearrow/cdevice/stream"
 )
@@ -59,7 +60,7 @@ func cstNoLeaks(t *testing.T) {
 	t.Cleanup(func() {
 		var l cdevice.Leaks
 		var c int64
-		if testsupport.Eventually(func() bool {
+		if settle.Eventually(func() bool {
 			l, c = cdevice.LiveLeaks(), int64(live())
 			return l.Exports() == 0 && l.Imports() == 0 && l.DeviceArrays == 0 && c == 0
 		}) {
@@ -373,7 +374,7 @@ func TestCProducerEarlyStop(t *testing.T) {
 		if cstLive(t) == 0 {
 			t.Fatal("the stream was released before the reader was collected")
 		}
-		testsupport.Eventually(func() bool { return cstLive(t) == 0 })
+		settle.Eventually(func() bool { return cstLive(t) == 0 })
 		cstWantLive(t, 0, "after the unreleased reader was collected")
 		if n := cdevice.LiveLeaks().ImportedStreams; n != 0 {
 			t.Errorf("%d imported streams live after collection", n)
@@ -830,7 +831,7 @@ func TestCProducerBlockedContext(t *testing.T) {
 			t.Errorf("%d C structs live with get_next blocked, want the stream alone", n)
 		}
 		gate(0)
-		testsupport.Eventually(func() bool { return cstLive(t) == 0 })
+		settle.Eventually(func() bool { return cstLive(t) == 0 })
 		cstWantLive(t, 0, "after the blocked call returned")
 	}
 	t.Run("Reader", func(t *testing.T) {

@@ -19,6 +19,7 @@ import (
 	"github.com/purearrow/cdevice/abi"
 	"github.com/purearrow/cdevice/internal/ctest"
 	"github.com/purearrow/cdevice/internal/ffi"
+	"github.com/purearrow/cdevice/internal/settle"
 	"github.com/purearrow/cdevice/internal/testsupport"
 	"github.com/purearrow/cdevice/stream"
 )
@@ -37,7 +38,7 @@ func hxNoLeaks(t *testing.T) {
 	t.Cleanup(func() {
 		var l cdevice.Leaks
 		var c int64
-		if testsupport.Eventually(func() bool {
+		if settle.Eventually(func() bool {
 			l, c = cdevice.LiveLeaks(), int64(live())-base
 			return l.Exports() == 0 && l.Imports() == 0 && l.CallbackPanics == 0 && c == 0
 		}) {

@@ -19,7 +19,7 @@ import (
 	"github.com/purearrow/cdevice/internal/ffi"
 	"github.com/purearrow/cdevice/internal/identity"
 	"github.com/purearrow/cdevice/internal/sample"
-	"github.com/purearrow/cdevice/internal/testsupport"
+	"github.com/purearrow/cdevice/internal/settle"
 	"github.com/purearrow/cdevice/stream"
 )
 
@@ -129,7 +129,7 @@ func checkReleased(t *testing.T, s *abi.ArrayStream, src *countedReader) {
 func checkNoLeaks(t *testing.T) {
 	t.Helper()
 	var l cdevice.Leaks
-	if testsupport.Eventually(func() bool { l = cdevice.LiveLeaks(); return l.Exports() == 0 && l.Imports() == 0 }) {
+	if settle.Eventually(func() bool { l = cdevice.LiveLeaks(); return l.Exports() == 0 && l.Imports() == 0 }) {
 		return
 	}
 	t.Errorf("held across the C boundary: %s", l)
@@ -333,7 +333,7 @@ func TestReleaseKeepsBatches(t *testing.T) {
 		kept.Release()
 		fromAll.Release()
 		checkReleased(t, s, src)
-		testsupport.Eventually(func() bool { return mem.CurrentAlloc() == 0 })
+		settle.Eventually(func() bool { return mem.CurrentAlloc() == 0 })
 		mem.AssertSize(t, 0)
 	})
 }

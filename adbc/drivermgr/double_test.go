@@ -29,6 +29,7 @@ import (
 	"github.com/purearrow/cdevice/adbc/drivermgr"
 	"github.com/purearrow/cdevice/internal/ctest"
 	"github.com/purearrow/cdevice/internal/ffi"
+	"github.com/purearrow/cdevice/internal/settle"
 	"github.com/purearrow/cdevice/internal/testsupport"
 )
 
@@ -234,10 +235,10 @@ func settled(cdevice.Leaks) cdevice.Leaks {
 }
 
 // settledTo waits for LiveLeaks to come back to want
-// (testsupport.Eventually), and returns it.
+// (settle.Eventually), and returns it.
 func settledTo(want cdevice.Leaks) cdevice.Leaks {
 	var l cdevice.Leaks
-	testsupport.Eventually(func() bool { l = cdevice.LiveLeaks(); return l == want })
+	settle.Eventually(func() bool { l = cdevice.LiveLeaks(); return l == want })
 	return l
 }
 

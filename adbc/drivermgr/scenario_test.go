@@ -34,6 +34,7 @@ import (
 	"github.com/purearrow/cdevice/adbc/drivermgr"
 	"github.com/purearrow/cdevice/internal/ctest"
 	"github.com/purearrow/cdevice/internal/selfexec"
+	"github.com/purearrow/cdevice/internal/settle"
 	"github.com/purearrow/cdevice/internal/testsupport"
 )
 
@@ -1469,7 +1470,7 @@ func scCancelScenario(e *scEnv) {
 	if got := scSettled(base); scLeakKey(got) != scLeakKey(base) {
 		e.Errorf("after the cancels %v is held, before them %v", got, base)
 	}
-	if !testsupport.Eventually(func() bool { return runtime.NumGoroutine() <= goroutines }) {
+	if !settle.Eventually(func() bool { return runtime.NumGoroutine() <= goroutines }) {
 		n := runtime.NumGoroutine()
 		e.Errorf("%d goroutines after the cancels, %d before", n, goroutines)
 	}
@@ -1486,10 +1487,10 @@ func scLeakKey(l cdevice.Leaks) [4]int64 {
 }
 
 // scSettled lets finalizers of dropped values run until the counts are
-// want's (testsupport.Eventually), and returns them.
+// want's (settle.Eventually), and returns them.
 func scSettled(want cdevice.Leaks) cdevice.Leaks {
 	var l cdevice.Leaks
-	testsupport.Eventually(func() bool { l = cdevice.LiveLeaks(); return scLeakKey(l) == scLeakKey(want) })
+	settle.Eventually(func() bool { l = cdevice.LiveLeaks(); return scLeakKey(l) == scLeakKey(want) })
 	return l
 }
 

@@ -7,7 +7,7 @@ import (
 
 	"github.com/purearrow/cdevice/abi"
 	"github.com/purearrow/cdevice/internal/ffi"
-	"github.com/purearrow/cdevice/internal/testsupport"
+	"github.com/purearrow/cdevice/internal/settle"
 )
 
 // scenario is one of arrow-go's cdata test functions, rewritten.
@@ -73,12 +73,12 @@ func catch(f func()) (r any) {
 
 // wantSettled fails t unless tk's tree is freed except for roots root
 // structs (freed at cleanup) and release ran releases times, waiting for
-// finalizers (testsupport.Eventually) when wait is set.
+// finalizers (settle.Eventually) when wait is set.
 func wantSettled(t testing.TB, tk *token, roots, releases int, wait bool) {
 	t.Helper()
 	var live, rel int
 	settled := func() bool { live, rel = tk.live(t), tk.releases(t); return live == roots && rel == releases }
-	if !settled() && (!wait || !testsupport.Eventually(settled)) {
+	if !settled() && (!wait || !settle.Eventually(settled)) {
 		t.Errorf("C producer: %d allocations live, %d releases ran; want %d and %d", live, rel, roots, releases)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/purearrow/cdevice"
 	"github.com/purearrow/cdevice/internal/ffi"
 	"github.com/purearrow/cdevice/internal/identity"
+	"github.com/purearrow/cdevice/internal/settle"
 )
 
 // leakTrace turns on cdevice.TraceLeaks for the whole test binary, so that
@@ -44,7 +45,7 @@ func Main(m *testing.M, checks ...func() string) {
 // values have had their chance to run (Eventually); "" when nothing is.
 func settledLeaks(checks []func() string) string {
 	var msg string
-	Eventually(func() bool { msg = leakMessage(checks); return msg == "" })
+	settle.Eventually(func() bool { msg = leakMessage(checks); return msg == "" })
 	return msg
 }
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/purearrow/cdevice/device"
 	"github.com/purearrow/cdevice/internal/gpurt"
+	"github.com/purearrow/cdevice/internal/importtest"
 )
 
 // Tests on the runtime rt.Real finds (a real one, or whatever the
@@ -57,6 +58,16 @@ var realTests = []test{
 	{"Events", testRealEvents},
 	{"Errors", testRealErrors},
 	{"Concurrent", testRealConcurrent},
+	{"DeviceImports", testRealImports},
+}
+
+// testRealImports imports a C producer's batches on each of rt's devices
+// (importtest): one wait for device memory an import, none for memory the
+// host reads.
+func testRealImports(t *testing.T, rt Runtime) {
+	for _, d := range RealDevices(t, rt) {
+		t.Run(d.Name(), func(t *testing.T) { importtest.DeviceImports(t, d) })
+	}
 }
 
 func testRealProbe(t *testing.T, rt Runtime) {

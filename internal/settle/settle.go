@@ -1,4 +1,6 @@
-package testsupport
+// Package settle waits for what other threads finish in their own time:
+// finalizers, a producer's goroutine, a runtime's thread.
+package settle
 
 import (
 	"runtime"
