@@ -45,8 +45,8 @@ type Library struct {
 //     search, refused (ErrUnsafeLibraryPath) where an empty or relative
 //     LD_LIBRARY_PATH entry would find it under the current directory.
 //
-// Its error names path, and wraps ErrLibraryNotFound when the library is
-// not there.
+// Its error names path (as given, and as made absolute), and wraps
+// ErrLibraryNotFound when the library is not there.
 func Open(path string) (*Library, error) { return open(path, false) }
 
 // OpenSystem is Open for a library that the operating system or a device
@@ -58,6 +58,7 @@ func open(path string, system bool) (*Library, error) {
 	if path == "" {
 		return nil, notFound(errors.New("no library named (an empty path)"))
 	}
+	given := path
 	if !isName(path) && !filepath.IsAbs(path) {
 		abs, err := filepath.Abs(path)
 		if err != nil {
@@ -66,6 +67,9 @@ func open(path string, system bool) (*Library, error) {
 		path = abs
 	}
 	h, found, err := openLibrary(path, system)
+	if err != nil && path != given {
+		err = fmt.Errorf("%w (given as %s)", err, given)
+	}
 	if err != nil {
 		return nil, err
 	}
