@@ -14,6 +14,7 @@ import (
 	_ "github.com/purearrow/cdevice/device/hip"
 	"github.com/purearrow/cdevice/internal/gpurt/gpurttest"
 	"github.com/purearrow/cdevice/internal/identity"
+	"github.com/purearrow/cdevice/internal/importtest"
 	"github.com/purearrow/cdevice/internal/sample"
 	"github.com/purearrow/cdevice/internal/settle"
 )
@@ -59,14 +60,7 @@ func TestAsyncCallBudgetChild(t *testing.T) {
 	}
 	produced := make(chan error, 1)
 	go func() {
-		produced <- async.Produce(ctx, rec.Schema(), m.Dev.Type(), func(yield func(async.Batch, error) bool) {
-			for range queued {
-				db.Retain()
-				if !yield(async.Batch{DeviceRecordBatch: db}, nil) {
-					return
-				}
-			}
-		}, h.C())
+		produced <- async.Produce(ctx, rec.Schema(), m.Dev.Type(), async.Batches(importtest.Repeat(db, queued)), h.C())
 	}()
 	if !settle.Eventually(func() bool { return h.Queued() == queued }) {
 		t.Fatalf("%d tasks queued, want %d", h.Queued(), queued)

@@ -3,7 +3,6 @@ package stream_test
 import (
 	"context"
 	"fmt"
-	"iter"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -14,6 +13,7 @@ import (
 	_ "github.com/purearrow/cdevice/device/hip"
 	"github.com/purearrow/cdevice/internal/gpurt/gpurttest"
 	"github.com/purearrow/cdevice/internal/identity"
+	"github.com/purearrow/cdevice/internal/importtest"
 	"github.com/purearrow/cdevice/internal/sample"
 	"github.com/purearrow/cdevice/stream"
 )
@@ -40,12 +40,9 @@ func TestDeviceStreamCallBudget(t *testing.T) {
 // TestDeviceStreamCallBudget starts, and does nothing otherwise.
 func TestDeviceStreamCallBudgetChild(t *testing.T) {
 	m := gpurttest.ChildDouble(t)
-	for _, batch := range []struct {
-		name string
-		make func() arrow.RecordBatch
-	}{{"wide", sample.WideBatch}, {"nested", sample.NestedBatch}} {
-		t.Run(batch.name, func(t *testing.T) {
-			rec := batch.make()
+	for _, batch := range sample.DeviceShapes {
+		t.Run(batch.Name, func(t *testing.T) {
+			rec := batch.Make()
 			defer rec.Release()
 			measureImports(t, m, rec)
 		})
@@ -66,15 +63,7 @@ func measureImports(t *testing.T, m gpurttest.Measured, rec arrow.RecordBatch) {
 	defer db.Release()
 	s := cdevice.New[abi.DeviceArrayStream]()
 	defer cdevice.Free(s)
-	batches := func(yield func(*cdevice.DeviceRecordBatch, error) bool) {
-		for range budgetImports + 1 {
-			db.Retain()
-			if !yield(db, nil) {
-				return
-			}
-		}
-	}
-	if err := stream.ExportDeviceStream(rec.Schema(), dev.Type(), iter.Seq2[*cdevice.DeviceRecordBatch, error](batches), s); err != nil {
+	if err := stream.ExportDeviceStream(rec.Schema(), dev.Type(), importtest.Repeat(db, budgetImports+1), s); err != nil {
 		t.Fatal(err)
 	}
 	r, err := stream.ImportDeviceStream(s)

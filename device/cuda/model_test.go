@@ -7,12 +7,12 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
-
 	cdevice "github.com/purearrow/cdevice"
 	"github.com/purearrow/cdevice/abi"
 	"github.com/purearrow/cdevice/device/cuda"
 	"github.com/purearrow/cdevice/internal/ctest"
 	"github.com/purearrow/cdevice/internal/gpurt/gpurttest"
+	"github.com/purearrow/cdevice/internal/importtest"
 	"github.com/purearrow/cdevice/internal/sample"
 	"github.com/purearrow/cdevice/stream"
 )
@@ -46,25 +46,22 @@ func BenchmarkDeviceStreamModel(b *testing.B) {
 	}
 	defer gpurttest.SetLatency(fake, 0, 0)
 	peer := openNanoarrow(b)
-	for _, batch := range []struct {
-		name string
-		make func() arrow.RecordBatch
-	}{{"wide", sample.WideBatch}, {"nested", sample.NestedBatch}} {
-		rec := batch.make()
+	for _, batch := range sample.DeviceShapes {
+		rec := batch.Make()
 		for _, rt := range cuda.APIs {
 			d := gpurttest.RealDevices(b, rt)[0] // cuda:0, device memory
-			b.Run(batch.name+"/"+rt.Table.API.String(), func(b *testing.B) {
+			b.Run(batch.Name+"/"+rt.Table.API.String(), func(b *testing.B) {
 				registerFor(b, d)
 				gpurttest.BenchmarkDeviceStream(b, d, rec, fake)
 			})
-			b.Run(batch.name+"/"+rt.Table.API.String()+"/async", func(b *testing.B) {
+			b.Run(batch.Name+"/"+rt.Table.API.String()+"/async", func(b *testing.B) {
 				registerFor(b, d)
 				gpurttest.BenchmarkAsyncDeviceStream(b, d, rec, fake)
 			})
 		}
-		if batch.name == "wide" { // nanoarrow cannot take views (see nanoarrowCopies)
+		if batch.Name == "wide" { // nanoarrow cannot take views (see nanoarrowCopies)
 			d := gpurttest.RealDevices(b, cuda.Driver)[0]
-			b.Run(batch.name+"/nanoarrow", func(b *testing.B) { benchmarkNanoarrowImport(b, peer, d, rec) })
+			b.Run(batch.Name+"/nanoarrow", func(b *testing.B) { benchmarkNanoarrowImport(b, peer, d, rec) })
 		}
 		rec.Release()
 	}
@@ -84,15 +81,7 @@ func benchmarkNanoarrowImport(b *testing.B, peer *nanoarrow, d gpurttest.Device,
 	s := cdevice.New[abi.DeviceArrayStream]()
 	defer cdevice.Free(s)
 	n := b.N
-	batches := func(yield func(*cdevice.DeviceRecordBatch, error) bool) {
-		for range n {
-			db.Retain()
-			if !yield(db, nil) {
-				return
-			}
-		}
-	}
-	if err := stream.ExportDeviceStream(rec.Schema(), d.Type(), batches, s); err != nil {
+	if err := stream.ExportDeviceStream(rec.Schema(), d.Type(), importtest.Repeat(db, n), s); err != nil {
 		b.Fatal(err)
 	}
 	b.ResetTimer()

@@ -2,6 +2,7 @@ package importtest
 
 import (
 	"context"
+	"iter"
 	"sync/atomic"
 	"testing"
 
@@ -63,12 +64,9 @@ func DeviceImports(t *testing.T, d device.Device) {
 	if d.HostAccessible() {
 		waits = 0
 	}
-	for _, batch := range []struct {
-		name string
-		make func() arrow.RecordBatch
-	}{{"wide", sample.WideBatch}, {"nested", sample.NestedBatch}} {
-		t.Run(batch.name, func(t *testing.T) {
-			rec := batch.make()
+	for _, batch := range sample.DeviceShapes {
+		t.Run(batch.Name, func(t *testing.T) {
+			rec := batch.Make()
 			defer rec.Release()
 			streamImports(t, rc, rec, waits)
 			asyncImports(t, rc, rec, waits)
@@ -82,7 +80,7 @@ func streamImports(t *testing.T, rc *readCounter, rec arrow.RecordBatch, waits i
 	defer db.Release()
 	s := cdevice.New[abi.DeviceArrayStream]()
 	defer cdevice.Free(s)
-	must(t, stream.ExportDeviceStream(rec.Schema(), rc.Type(), repeat(db, imports), s))
+	must(t, stream.ExportDeviceStream(rec.Schema(), rc.Type(), Repeat(db, imports), s))
 	r, err := stream.ImportDeviceStream(s)
 	must(t, err)
 	defer r.Release()
@@ -106,7 +104,7 @@ func asyncImports(t *testing.T, rc *readCounter, rec arrow.RecordBatch, waits in
 	defer h.Close(ctx)
 	produced := make(chan error, 1)
 	go func() {
-		produced <- async.Produce(ctx, rec.Schema(), rc.Type(), async.Batches(repeat(db, queued)), h.C())
+		produced <- async.Produce(ctx, rec.Schema(), rc.Type(), async.Batches(Repeat(db, queued)), h.C())
 	}()
 	if !settle.Eventually(func() bool { return h.Queued() == queued }) {
 		t.Fatalf("%d tasks queued, want %d", h.Queued(), queued)
@@ -142,8 +140,9 @@ func same(t *testing.T, got *cdevice.DeviceRecordBatch, want arrow.RecordBatch) 
 	}
 }
 
-// repeat yields db n times, a reference each.
-func repeat(db *cdevice.DeviceRecordBatch, n int) func(func(*cdevice.DeviceRecordBatch, error) bool) {
+// Repeat yields db n times, a reference each (an exporter takes ownership
+// of what it is given).
+func Repeat(db *cdevice.DeviceRecordBatch, n int) iter.Seq2[*cdevice.DeviceRecordBatch, error] {
 	return func(yield func(*cdevice.DeviceRecordBatch, error) bool) {
 		for range n {
 			db.Retain()

@@ -99,6 +99,16 @@ func WideBatch() arrow.RecordBatch {
 	return b.NewRecordBatch()
 }
 
+// A Shape is a named maker of a sample batch.
+type Shape struct {
+	Name string
+	Make func() arrow.RecordBatch
+}
+
+// DeviceShapes are the batches whose device imports the budget tests and
+// benchmarks measure: the bench's wide batch and the nested one.
+var DeviceShapes = []Shape{{"wide", WideBatch}, {"nested", NestedBatch}}
+
 // NestedBatch is a WideRows-row batch of the nested shapes whose buffer
 // sizes a device import reads from the device: a list of structs of
 // strings, a dictionary of strings, a map of strings to strings, and

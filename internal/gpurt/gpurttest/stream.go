@@ -2,6 +2,7 @@ package gpurttest
 
 import (
 	"context"
+	"errors"
 	"iter"
 	"testing"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/purearrow/cdevice/async"
 	"github.com/purearrow/cdevice/device"
 	"github.com/purearrow/cdevice/internal/identity"
+	"github.com/purearrow/cdevice/internal/importtest"
 	"github.com/purearrow/cdevice/internal/sample"
 	"github.com/purearrow/cdevice/stream"
 )
@@ -46,57 +48,50 @@ func DeviceStreamTable(b *testing.B, rt Runtime) {
 // it is a test double, each batch must have cost one round trip to the
 // device and no copy into pageable memory.
 func BenchmarkDeviceStream(b *testing.B, d device.Device, rec arrow.RecordBatch, lib string) {
-	defer identity.Set(identity.Set(false))
-	ctx := context.Background()
-	db, err := cdevice.CopyRecordBatchToDevice(ctx, rec, d)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer db.Release()
-	costs, double := CostsOf(lib)
-	s := cdevice.New[abi.DeviceArrayStream]()
-	defer cdevice.Free(s)
-	n := b.N
-	if err := stream.ExportDeviceStream(rec.Schema(), d.Type(), repeat(db, n), s); err != nil {
-		b.Fatal(err)
-	}
-	r, err := stream.ImportDeviceStream(s)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer r.Release()
-	var before Costs
-	if double {
-		before = costs()
-	}
-	b.ResetTimer()
-	got := 0
-	for _, err := range r.All(ctx) {
+	benchmarkImports(b, d, rec, lib, func(ctx context.Context, batches iter.Seq2[*cdevice.DeviceRecordBatch, error]) (iter.Seq2[*cdevice.DeviceRecordBatch, error], func() error) {
+		s := cdevice.New[abi.DeviceArrayStream]()
+		if err := stream.ExportDeviceStream(rec.Schema(), d.Type(), batches, s); err != nil {
+			b.Fatal(err)
+		}
+		r, err := stream.ImportDeviceStream(s)
 		if err != nil {
 			b.Fatal(err)
 		}
-		got++
-	}
-	b.StopTimer()
-	if got != n {
-		b.Fatalf("%d batches, want %d", got, n)
-	}
-	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "batches/s")
-	if !double {
-		return
-	}
-	if c := costs().Minus(before); c.RoundTrips > int64(n) || c.PageableCopies != 0 {
-		b.Errorf("%d batches cost %v; want a round trip each at most", n, c)
-	}
+		return r.All(ctx), func() error { r.Release(); cdevice.Free(s); return nil }
+	})
 }
 
 // BenchmarkAsyncDeviceStream is BenchmarkDeviceStream through the async
-// interface: rec, copied to d once, produced b.N times (async.Produce) to
-// a Handler and imported by Next as a C producer's tasks (identity imports
-// off), in batches/s; where lib is a double, with the round trips a batch
-// cost (the Next that finds several tasks queued reads all their sizes in
-// one).
+// interface: produced b.N times (async.Produce) to a Handler and imported
+// by Next as a C producer's tasks; where lib is a double, with the round
+// trips a batch cost (the Next that finds several tasks queued reads all
+// their sizes in one).
 func BenchmarkAsyncDeviceStream(b *testing.B, d device.Device, rec arrow.RecordBatch, lib string) {
+	benchmarkImports(b, d, rec, lib, func(ctx context.Context, batches iter.Seq2[*cdevice.DeviceRecordBatch, error]) (iter.Seq2[*cdevice.DeviceRecordBatch, error], func() error) {
+		h, err := async.NewHandler()
+		if err != nil {
+			b.Fatal(err)
+		}
+		produced := make(chan error, 1)
+		go func() { produced <- async.Produce(ctx, rec.Schema(), d.Type(), async.Batches(batches), h.C()) }()
+		all := func(yield func(*cdevice.DeviceRecordBatch, error) bool) {
+			for bt, err := range h.All(ctx) {
+				if !yield(bt.DeviceRecordBatch, err) {
+					return
+				}
+			}
+		}
+		return all, func() error { return errors.Join(<-produced, h.Close(ctx)) }
+	})
+}
+
+// benchmarkImports copies rec to d once, has imports send it b.N times
+// through the interface measured and import every batch, and reports
+// batches/s; where lib is a double, the round trips a batch cost too,
+// which must be one at most, with no copy into pageable memory. The
+// imports' end returns once everything they made is released.
+func benchmarkImports(b *testing.B, d device.Device, rec arrow.RecordBatch, lib string,
+	imports func(ctx context.Context, batches iter.Seq2[*cdevice.DeviceRecordBatch, error]) (iter.Seq2[*cdevice.DeviceRecordBatch, error], func() error)) {
 	defer identity.Set(identity.Set(false))
 	ctx := context.Background()
 	db, err := cdevice.CopyRecordBatchToDevice(ctx, rec, d)
@@ -105,30 +100,22 @@ func BenchmarkAsyncDeviceStream(b *testing.B, d device.Device, rec arrow.RecordB
 	}
 	defer db.Release()
 	costs, double := CostsOf(lib)
-	h, err := async.NewHandler()
-	if err != nil {
-		b.Fatal(err)
-	}
 	n := b.N
 	var before Costs
 	if double {
 		before = costs()
 	}
 	b.ResetTimer()
-	produced := make(chan error, 1)
-	go func() { produced <- async.Produce(ctx, rec.Schema(), d.Type(), async.Batches(repeat(db, n)), h.C()) }()
+	all, end := imports(ctx, importtest.Repeat(db, n))
 	got := 0
-	for _, err := range h.All(ctx) {
+	for _, err := range all {
 		if err != nil {
 			b.Fatal(err)
 		}
 		got++
 	}
 	b.StopTimer()
-	if err := <-produced; err != nil {
-		b.Fatal(err)
-	}
-	if err := h.Close(ctx); err != nil {
+	if err := end(); err != nil {
 		b.Fatal(err)
 	}
 	if got != n {
@@ -142,19 +129,6 @@ func BenchmarkAsyncDeviceStream(b *testing.B, d device.Device, rec arrow.RecordB
 	b.ReportMetric(float64(c.RoundTrips)/float64(n), "roundtrips/batch")
 	if c.RoundTrips > int64(n) || c.PageableCopies != 0 {
 		b.Errorf("%d batches cost %v; want a round trip each at most", n, c)
-	}
-}
-
-// repeat yields db n times, a reference each (ExportDeviceStream takes
-// ownership of what it is given).
-func repeat(db *cdevice.DeviceRecordBatch, n int) iter.Seq2[*cdevice.DeviceRecordBatch, error] {
-	return func(yield func(*cdevice.DeviceRecordBatch, error) bool) {
-		for range n {
-			db.Retain()
-			if !yield(db, nil) {
-				return
-			}
-		}
 	}
 }
 
