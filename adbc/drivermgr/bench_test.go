@@ -157,11 +157,11 @@ func adbcInclude(tb testing.TB) string {
 	return filepath.Dir(sharedADBC(tb, filepath.Join("include", "adbc.h")))
 }
 
-// coreCInclude is the core module's testdata/c (dl.h).
+// coreCInclude is the module's testdata/c (dl.h).
 func coreCInclude(tb testing.TB) string {
 	root, err := ctest.ModuleRoot()
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return filepath.Join(root, "..", "testdata", "c")
+	return filepath.Join(root, "testdata", "c")
 }

@@ -4,8 +4,9 @@ import (
 	"fmt"
 	"unsafe"
 
+	"github.com/apache/arrow-adbc/go/adbc"
 	"github.com/purearrow/cdevice/abi"
-	"github.com/purearrow/cdevice/adbc"
+	"github.com/purearrow/cdevice/adbc/adbcerr"
 	"github.com/purearrow/cdevice/adbc/internal/cabi"
 	"github.com/purearrow/cdevice/internal/ffi"
 	"github.com/purearrow/cdevice/internal/redact"
@@ -144,7 +145,7 @@ func (d *driver) result(what string, st adbc.Status, e *cabi.Error) error {
 	}
 	out.SqlState = e.SQLState
 	out.Details = d.details(e)
-	return out
+	return adbcerr.Wrap(out)
 }
 
 // releaseError calls the AdbcError's release, if it has one, once.
@@ -191,6 +192,5 @@ func (d *driver) notImplemented(what string) error {
 	if d.version < cabi.Version110 {
 		v = "1.0.0"
 	}
-	return adbc.Error{Code: adbc.StatusNotImplemented,
-		Msg: fmt.Sprintf("%s: the driver %s (ADBC %s) does not implement it", what, d.path, v)}
+	return adbcerr.New(adbc.StatusNotImplemented, fmt.Sprintf("%s: the driver %s (ADBC %s) does not implement it", what, d.path, v))
 }

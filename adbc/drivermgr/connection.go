@@ -6,11 +6,12 @@ import (
 	"sync"
 	"unsafe"
 
+	"github.com/apache/arrow-adbc/go/adbc"
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/purearrow/cdevice"
 	"github.com/purearrow/cdevice/abi"
-	"github.com/purearrow/cdevice/adbc"
+	"github.com/purearrow/cdevice/adbc/adbcerr"
 	"github.com/purearrow/cdevice/adbc/internal/cabi"
 	"github.com/purearrow/cdevice/internal/ffi"
 )
@@ -81,7 +82,7 @@ func (c *Connection) lock() error {
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
-		return adbc.Error{Code: adbc.StatusInvalidState, Msg: "connection closed"}
+		return adbcerr.New(adbc.StatusInvalidState, "connection closed")
 	}
 	return nil
 }
@@ -205,7 +206,7 @@ func (c *Connection) Cancel() error {
 	c.life.RLock()
 	defer c.life.RUnlock()
 	if c.closed {
-		return adbc.Error{Code: adbc.StatusInvalidState, Msg: "connection closed"}
+		return adbcerr.New(adbc.StatusInvalidState, "connection closed")
 	}
 	return c.drv.call("AdbcConnectionCancel", c.drv.fns.ConnectionCancel, c.h)
 }
@@ -256,7 +257,7 @@ func (c *Connection) Close() error {
 func importSchema(s *abi.Schema) (*arrow.Schema, error) {
 	sc, err := cdevice.ImportSchema(s)
 	if err != nil {
-		return nil, adbc.Error{Code: adbc.StatusInvalidData, Msg: "the driver's schema: " + err.Error()}
+		return nil, adbcerr.New(adbc.StatusInvalidData, "the driver's schema: "+err.Error())
 	}
 	return sc, nil
 }

@@ -9,7 +9,8 @@ import (
 	"sync"
 	"unsafe"
 
-	"github.com/purearrow/cdevice/adbc"
+	"github.com/apache/arrow-adbc/go/adbc"
+	"github.com/purearrow/cdevice/adbc/adbcerr"
 	"github.com/purearrow/cdevice/adbc/internal/cabi"
 	"github.com/purearrow/cdevice/internal/ffi"
 )
@@ -85,7 +86,7 @@ var (
 // live is nil, or the error of a database used after Close.
 func (db *Database) live() error {
 	if db.closed {
-		return adbc.Error{Code: adbc.StatusInvalidState, Msg: "database closed"}
+		return adbcerr.New(adbc.StatusInvalidState, "database closed")
 	}
 	return nil
 }

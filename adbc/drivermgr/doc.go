@@ -19,5 +19,5 @@
 // the driver during a call. Closing an object first closes what of it is
 // still open (a database its connections, a connection its result streams
 // and statements), so the driver never sees a release out of order; the Go
-// values closed so then answer adbc.ErrInvalidState.
+// values closed so then answer adbcerr.InvalidState.
 package drivermgr

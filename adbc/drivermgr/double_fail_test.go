@@ -8,8 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apache/arrow-adbc/go/adbc"
 	"github.com/purearrow/cdevice"
-	"github.com/purearrow/cdevice/adbc"
+	"github.com/purearrow/cdevice/adbc/adbcerr"
 	"github.com/purearrow/cdevice/adbc/drivermgr"
 	"github.com/purearrow/cdevice/internal/testsupport"
 )
@@ -166,7 +167,7 @@ func TestDoubleErrorMessages(t *testing.T) {
 		if msg == "" && !strings.Contains(e.Msg, "AdbcDatabaseInit") {
 			t.Errorf("an empty message became %q, which does not name the call", e.Msg)
 		}
-		if !errors.Is(err, adbc.ErrIO) {
+		if !errors.Is(err, adbcerr.IO) {
 			t.Errorf("errors.Is(%v, ErrIO) is false", err)
 		}
 	}

@@ -7,8 +7,9 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/apache/arrow-adbc/go/adbc"
 	"github.com/purearrow/cdevice"
-	"github.com/purearrow/cdevice/adbc"
+	"github.com/purearrow/cdevice/adbc/adbcerr"
 	"github.com/purearrow/cdevice/internal/testsupport"
 )
 
@@ -64,7 +65,7 @@ func TestDoubleLyingStreams(t *testing.T) {
 		_, err := lyingQuery(t, d, ctx, "rows 10")
 		testsupport.WantError(t, "the lying stream", err, cdevice.ErrInvalid)
 		var e adbc.Error
-		if errors.As(err, &e) && (e.Msg == "" || errors.Is(err, adbc.ErrIO)) {
+		if errors.As(err, &e) && (e.Msg == "" || errors.Is(err, adbcerr.IO)) {
 			t.Errorf("the import's error %q carries an adbc.Error the driver never made: %#v", err, e)
 		}
 		d.checkClean(t, "after the lying stream", start)

@@ -21,11 +21,12 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/apache/arrow-adbc/go/adbc"
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/purearrow/cdevice"
-	"github.com/purearrow/cdevice/adbc"
+	"github.com/purearrow/cdevice/adbc/adbcerr"
 	"github.com/purearrow/cdevice/adbc/drivermgr"
 	"github.com/purearrow/cdevice/internal/ctest"
 	"github.com/purearrow/cdevice/internal/ffi"
@@ -334,13 +335,13 @@ func int64Reader(mem memory.Allocator, batches ...[]int64) array.RecordReader {
 
 // sentinels are adbc's sentinel errors by status.
 var sentinels = map[adbc.Status]error{
-	adbc.StatusUnknown: adbc.ErrUnknown, adbc.StatusNotImplemented: adbc.ErrNotImplemented,
-	adbc.StatusNotFound: adbc.ErrNotFound, adbc.StatusAlreadyExists: adbc.ErrAlreadyExists,
-	adbc.StatusInvalidArgument: adbc.ErrInvalidArgument, adbc.StatusInvalidState: adbc.ErrInvalidState,
-	adbc.StatusInvalidData: adbc.ErrInvalidData, adbc.StatusIntegrity: adbc.ErrIntegrity,
-	adbc.StatusInternal: adbc.ErrInternal, adbc.StatusIO: adbc.ErrIO,
-	adbc.StatusCancelled: adbc.ErrCancelled, adbc.StatusTimeout: adbc.ErrTimeout,
-	adbc.StatusUnauthenticated: adbc.ErrUnauthenticated, adbc.StatusUnauthorized: adbc.ErrUnauthorized,
+	adbc.StatusUnknown: adbcerr.Unknown, adbc.StatusNotImplemented: adbcerr.NotImplemented,
+	adbc.StatusNotFound: adbcerr.NotFound, adbc.StatusAlreadyExists: adbcerr.AlreadyExists,
+	adbc.StatusInvalidArgument: adbcerr.InvalidArgument, adbc.StatusInvalidState: adbcerr.InvalidState,
+	adbc.StatusInvalidData: adbcerr.InvalidData, adbc.StatusIntegrity: adbcerr.Integrity,
+	adbc.StatusInternal: adbcerr.Internal, adbc.StatusIO: adbcerr.IO,
+	adbc.StatusCancelled: adbcerr.Cancelled, adbc.StatusTimeout: adbcerr.Timeout,
+	adbc.StatusUnauthenticated: adbcerr.Unauthenticated, adbc.StatusUnauthorized: adbcerr.Unauthorized,
 }
 
 // wantStatus fails t unless err is an adbc.Error of status st that
@@ -794,7 +795,7 @@ func TestDoubleUseAfterDatabaseClose(t *testing.T) {
 	}
 	calls := d.calls("StatementSetSqlQuery")
 	for i, err := range use(cn, st) {
-		if !errors.Is(err, adbc.ErrInvalidState) {
+		if !errors.Is(err, adbcerr.InvalidState) {
 			t.Errorf("call %d after the database closed: %v; want InvalidState", i, err)
 		}
 	}
@@ -845,7 +846,7 @@ func TestDoubleNullRelease(t *testing.T) {
 			if err := db.Close(); err != nil {
 				t.Errorf("Database.Close with a connection open: %v", err)
 			}
-			if _, err := cn.NewStatement(); !errors.Is(err, adbc.ErrInvalidState) {
+			if _, err := cn.NewStatement(); !errors.Is(err, adbcerr.InvalidState) {
 				t.Errorf("NewStatement on a connection its database closed: %v; want InvalidState", err)
 			}
 			closeAll(t, cn, st) // closed already: nil

@@ -7,7 +7,8 @@ import (
 	"sync/atomic"
 	"unsafe"
 
-	"github.com/purearrow/cdevice/adbc"
+	"github.com/apache/arrow-adbc/go/adbc"
+	"github.com/purearrow/cdevice/adbc/adbcerr"
 	"github.com/purearrow/cdevice/adbc/internal/cabi"
 	"github.com/purearrow/cdevice/internal/ffi"
 )
@@ -46,7 +47,7 @@ func initDriver(path, entrypoint string, init uintptr) (*driver, error) {
 		st := adbc.Status(uint8(ffi.Call(init, uintptr(v), uintptr(p), e)))
 		err = d.result(entrypoint, st, (*cabi.Error)(abi.Pointer(e)))
 		m.free()
-		if !errors.Is(err, adbc.ErrNotImplemented) {
+		if !errors.Is(err, adbcerr.NotImplemented) {
 			break
 		}
 	}
@@ -60,8 +61,7 @@ func initDriver(path, entrypoint string, init uintptr) (*driver, error) {
 	}
 	if missing := d.missing(); missing != "" {
 		d.release()
-		return nil, adbc.Error{Code: adbc.StatusInternal,
-			Msg: fmt.Sprintf("the driver %s (%s) left %s NULL: not an ADBC driver?", path, entrypoint, missing)}
+		return nil, adbcerr.New(adbc.StatusInternal, fmt.Sprintf("the driver %s (%s) left %s NULL: not an ADBC driver?", path, entrypoint, missing))
 	}
 	d.bind()
 	d.refs.Store(1)

@@ -5,7 +5,8 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/purearrow/cdevice/adbc"
+	"github.com/apache/arrow-adbc/go/adbc"
+	"github.com/purearrow/cdevice/adbc/adbcerr"
 	"github.com/purearrow/cdevice/adbc/drivermgr"
 )
 
@@ -66,7 +67,7 @@ func Example_profile() {
 	db, err := drivermgr.Driver{}.NewDatabase(map[string]string{"uri": "profile://warehouse"})
 	var ae adbc.Error
 	switch {
-	case errors.Is(err, adbc.ErrNotFound):
+	case errors.Is(err, adbcerr.NotFound):
 		fmt.Println("no such profile, or its driver is not installed:", err)
 		return
 	case errors.As(err, &ae):

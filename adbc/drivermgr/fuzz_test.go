@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/purearrow/cdevice/adbc"
+	"github.com/apache/arrow-adbc/go/adbc"
 )
 
 // FuzzTOMLFiles: any bytes, read as a driver manifest and as a connection

@@ -14,7 +14,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/purearrow/cdevice/adbc"
+	"github.com/apache/arrow-adbc/go/adbc"
 	"github.com/purearrow/cdevice/adbc/drivermgr"
 	"github.com/purearrow/cdevice/internal/testsupport"
 )

@@ -10,7 +10,8 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/purearrow/cdevice/adbc"
+	"github.com/apache/arrow-adbc/go/adbc"
+	"github.com/purearrow/cdevice/adbc/adbcerr"
 	"github.com/purearrow/cdevice/internal/ffi"
 	"github.com/purearrow/cdevice/internal/redact"
 )
@@ -56,7 +57,7 @@ var ErrLoad = errors.New("drivermgr: cannot load the driver")
 // loadError is an adbc.Error (errors.As finds it) that also wraps ErrLoad
 // and the cause.
 type loadError struct {
-	err   adbc.Error
+	err   error // adbcerr's
 	cause error
 }
 
@@ -74,7 +75,7 @@ func (e *loadError) Unwrap() []error {
 // a connection string with a password, so its text and its cause's are
 // masked (redact).
 func loadErr(st adbc.Status, cause error, format string, args ...any) error {
-	return &loadError{err: adbc.Error{Code: st, Msg: redact.String(fmt.Sprintf(format, args...))}, cause: redact.Error(cause)}
+	return &loadError{err: adbcerr.New(st, redact.String(fmt.Sprintf(format, args...))), cause: redact.Error(cause)}
 }
 
 // load resolves r.driver to a library and entry point, as the ADBC driver
@@ -118,13 +119,13 @@ func load(r loadRequest) (*driver, error) {
 		if !found {
 			continue
 		}
-		if err == nil || !errors.Is(err, adbc.ErrNotFound) {
+		if err == nil || !errors.Is(err, adbcerr.NotFound) {
 			return d, err
 		}
 		passed = append(passed, err.Error())
 	}
 	d, err := open(systemLibrary(name), r.entrypoint)
-	if err != nil && errors.Is(err, adbc.ErrNotFound) {
+	if err != nil && errors.Is(err, adbcerr.NotFound) {
 		where := "no search directory"
 		if len(searched) > 0 {
 			where = strings.Join(searched, ", ")
@@ -164,7 +165,7 @@ func openManifest(path, entrypoint string) (*driver, error) {
 func within(prefix string, err error) error {
 	e := asAdbc(err)
 	e.Msg = redact.String(prefix + e.Msg)
-	return &loadError{err: e, cause: err}
+	return &loadError{err: adbcerr.Wrap(e), cause: err}
 }
 
 // isPath: name has a directory part (it is a path, not a name to search).
@@ -196,7 +197,7 @@ func open(path, entry string) (*driver, error) {
 		if err == nil {
 			d, err := initDriver(l.Path(), n, fn)
 			if err != nil {
-				return nil, &loadError{err: asAdbc(err), cause: err}
+				return nil, &loadError{err: adbcerr.Wrap(asAdbc(err)), cause: err}
 			}
 			return d, nil
 		}
@@ -206,8 +207,7 @@ func open(path, entry string) (*driver, error) {
 
 // asAdbc is err's adbc.Error.
 func asAdbc(err error) adbc.Error {
-	var e adbc.Error
-	if errors.As(err, &e) {
+	if e, ok := adbcerr.From(err); ok {
 		return e
 	}
 	return adbc.Error{Code: adbc.StatusInternal, Msg: err.Error()}

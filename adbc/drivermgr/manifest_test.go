@@ -14,8 +14,8 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/apache/arrow-adbc/go/adbc"
 	"github.com/purearrow/cdevice/abi"
-	"github.com/purearrow/cdevice/adbc"
 	"github.com/purearrow/cdevice/adbc/drivermgr"
 	"github.com/purearrow/cdevice/adbc/internal/cabi"
 	"github.com/purearrow/cdevice/internal/ffi"

@@ -5,7 +5,8 @@ import (
 	"strconv"
 	"unsafe"
 
-	"github.com/purearrow/cdevice/adbc"
+	"github.com/apache/arrow-adbc/go/adbc"
+	"github.com/purearrow/cdevice/adbc/adbcerr"
 	"github.com/purearrow/cdevice/adbc/internal/cabi"
 	"github.com/purearrow/cdevice/internal/ffi"
 )
@@ -126,12 +127,11 @@ func (o options) getBuf(what string, fn uintptr, key string) (out []byte, err er
 			return out, err
 		}
 		if n > maxOptionBytes {
-			return nil, adbc.Error{Code: adbc.StatusInvalidData,
-				Msg: what + ": the driver claims a value of " + strconv.FormatUint(uint64(n), 10) + " bytes"}
+			return nil, adbcerr.New(adbc.StatusInvalidData, what+": the driver claims a value of "+strconv.FormatUint(uint64(n), 10)+" bytes")
 		}
 		size = n
 	}
-	return nil, adbc.Error{Code: adbc.StatusInvalidData, Msg: what + ": the value kept growing"}
+	return nil, adbcerr.New(adbc.StatusInvalidData, what+": the value kept growing")
 }
 
 const maxOptionBytes = 1 << 26

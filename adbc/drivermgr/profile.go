@@ -10,7 +10,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/purearrow/cdevice/adbc"
+	"github.com/apache/arrow-adbc/go/adbc"
 )
 
 // Connection profiles, as the ADBC spec (connection_profiles.rst) and

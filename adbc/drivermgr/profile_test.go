@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/purearrow/cdevice/adbc"
+	"github.com/apache/arrow-adbc/go/adbc"
 	"github.com/purearrow/cdevice/adbc/drivermgr"
 )
 

@@ -6,9 +6,10 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/apache/arrow-adbc/go/adbc"
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/purearrow/cdevice/abi"
-	"github.com/purearrow/cdevice/adbc"
+	"github.com/purearrow/cdevice/adbc/adbcerr"
 	"github.com/purearrow/cdevice/adbc/internal/cabi"
 	"github.com/purearrow/cdevice/internal/ffi"
 	"github.com/purearrow/cdevice/internal/redact"
@@ -92,7 +93,7 @@ func (rd *reader) Next() bool {
 	}
 	if rd.released {
 		rd.c.mu.Unlock()
-		rd.err = adbc.Error{Code: adbc.StatusInvalidState, Msg: "the result's connection is closed"}
+		rd.err = adbcerr.New(adbc.StatusInvalidState, "the result's connection is closed")
 		return false
 	}
 	ok := rd.r.Next()
@@ -138,5 +139,5 @@ func (rd *reader) adbcErr(err error) error {
 		out.VendorCode = ce.VendorCode
 	}
 	out.Details = d.details(ce) // the stream owns ce: not released here
-	return errors.Join(out, err)
+	return errors.Join(adbcerr.Wrap(out), err)
 }

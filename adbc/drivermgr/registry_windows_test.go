@@ -12,7 +12,8 @@ import (
 
 	"golang.org/x/sys/windows/registry"
 
-	"github.com/purearrow/cdevice/adbc"
+	"github.com/apache/arrow-adbc/go/adbc"
+	"github.com/purearrow/cdevice/adbc/adbcerr"
 	"github.com/purearrow/cdevice/adbc/drivermgr"
 	"github.com/purearrow/cdevice/internal/ctest"
 )
@@ -147,7 +148,7 @@ func TestRegistryErrors(t *testing.T) {
 	name := regDriver(t, registry.CURRENT_USER, map[string]string{"driver": d.path})
 	flags := strconv.Itoa(drivermgr.LoadFlagsDefault &^ drivermgr.LoadFlagsSearchUser)
 	err = regOpen(t, map[string]string{"driver": name, drivermgr.LoadFlagsOptionKey: flags})
-	if !errors.Is(err, adbc.ErrNotFound) {
+	if !errors.Is(err, adbcerr.NotFound) {
 		t.Errorf("HKCU searched without LoadFlagsSearchUser: %v", err)
 	}
 }
@@ -160,7 +161,7 @@ func TestRegistryMachine(t *testing.T) {
 		t.Fatal(err)
 	}
 	flags := strconv.Itoa(drivermgr.LoadFlagsDefault &^ drivermgr.LoadFlagsSearchSystem)
-	if err := regOpen(t, map[string]string{"driver": name, drivermgr.LoadFlagsOptionKey: flags}); !errors.Is(err, adbc.ErrNotFound) {
+	if err := regOpen(t, map[string]string{"driver": name, drivermgr.LoadFlagsOptionKey: flags}); !errors.Is(err, adbcerr.NotFound) {
 		t.Errorf("HKLM searched without LoadFlagsSearchSystem: %v", err)
 	}
 }

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/purearrow/cdevice/adbc"
+	"github.com/apache/arrow-adbc/go/adbc"
 )
 
 // loadRequest is what the options ask of the loader.

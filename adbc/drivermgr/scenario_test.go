@@ -26,11 +26,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-adbc/go/adbc"
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/purearrow/cdevice"
-	"github.com/purearrow/cdevice/adbc"
+	"github.com/purearrow/cdevice/adbc/adbcerr"
 	"github.com/purearrow/cdevice/adbc/drivermgr"
 	"github.com/purearrow/cdevice/internal/ctest"
 	"github.com/purearrow/cdevice/internal/selfexec"
@@ -360,7 +361,7 @@ func scDuckDBCached() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	script, err := os.ReadFile(filepath.Join(root, "..", "examples", "duckdb", "ci.sh"))
+	script, err := os.ReadFile(filepath.Join(root, "examples", "duckdb", "ci.sh"))
 	if err != nil {
 		return "", err
 	}
@@ -558,13 +559,13 @@ func scTypeNames(fields []arrow.Field) []string {
 
 // scSentinels: the sentinel errors.Is finds for each status.
 var scSentinels = map[adbc.Status]error{
-	adbc.StatusUnknown: adbc.ErrUnknown, adbc.StatusNotImplemented: adbc.ErrNotImplemented,
-	adbc.StatusNotFound: adbc.ErrNotFound, adbc.StatusAlreadyExists: adbc.ErrAlreadyExists,
-	adbc.StatusInvalidArgument: adbc.ErrInvalidArgument, adbc.StatusInvalidState: adbc.ErrInvalidState,
-	adbc.StatusInvalidData: adbc.ErrInvalidData, adbc.StatusIntegrity: adbc.ErrIntegrity,
-	adbc.StatusInternal: adbc.ErrInternal, adbc.StatusIO: adbc.ErrIO, adbc.StatusCancelled: adbc.ErrCancelled,
-	adbc.StatusTimeout: adbc.ErrTimeout, adbc.StatusUnauthenticated: adbc.ErrUnauthenticated,
-	adbc.StatusUnauthorized: adbc.ErrUnauthorized,
+	adbc.StatusUnknown: adbcerr.Unknown, adbc.StatusNotImplemented: adbcerr.NotImplemented,
+	adbc.StatusNotFound: adbcerr.NotFound, adbc.StatusAlreadyExists: adbcerr.AlreadyExists,
+	adbc.StatusInvalidArgument: adbcerr.InvalidArgument, adbc.StatusInvalidState: adbcerr.InvalidState,
+	adbc.StatusInvalidData: adbcerr.InvalidData, adbc.StatusIntegrity: adbcerr.Integrity,
+	adbc.StatusInternal: adbcerr.Internal, adbc.StatusIO: adbcerr.IO, adbc.StatusCancelled: adbcerr.Cancelled,
+	adbc.StatusTimeout: adbcerr.Timeout, adbc.StatusUnauthenticated: adbcerr.Unauthenticated,
+	adbc.StatusUnauthorized: adbcerr.Unauthorized,
 }
 
 // status checks that err has the status want (StatusOK: nil).

@@ -9,7 +9,7 @@ import (
 
 	"golang.org/x/sys/windows/registry"
 
-	"github.com/purearrow/cdevice/adbc"
+	"github.com/apache/arrow-adbc/go/adbc"
 	"github.com/purearrow/cdevice/internal/ffi"
 )
 

@@ -6,10 +6,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apache/arrow-adbc/go/adbc"
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/purearrow/cdevice/adbc"
+	"github.com/purearrow/cdevice/adbc/adbcerr"
 	"github.com/purearrow/cdevice/adbc/drivermgr"
 )
 
@@ -162,7 +163,7 @@ func checkSyntaxError(t *testing.T, err error) {
 	if !errors.As(err, &ae) || ae.Code == adbc.StatusOK || !strings.Contains(ae.Msg, "syntax") {
 		t.Fatalf("%v: want the driver's adbc.Error about the syntax", err)
 	}
-	if !errors.Is(err, adbc.ErrInvalidArgument) && !errors.Is(err, adbc.ErrInvalidState) && !errors.Is(err, adbc.ErrIO) {
+	if !errors.Is(err, adbcerr.InvalidArgument) && !errors.Is(err, adbcerr.InvalidState) && !errors.Is(err, adbcerr.IO) {
 		t.Errorf("%v (status %v): errors.Is finds no sentinel of its status", err, ae.Code)
 	}
 	t.Logf("%v", err)

@@ -5,11 +5,12 @@ import (
 	"errors"
 	"unsafe"
 
+	"github.com/apache/arrow-adbc/go/adbc"
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/purearrow/cdevice"
 	"github.com/purearrow/cdevice/abi"
-	"github.com/purearrow/cdevice/adbc"
+	"github.com/purearrow/cdevice/adbc/adbcerr"
 	"github.com/purearrow/cdevice/adbc/internal/cabi"
 	"github.com/purearrow/cdevice/internal/ffi"
 	"github.com/purearrow/cdevice/stream"
@@ -48,7 +49,7 @@ func newStatement(c *Connection, m *cmem) (*Statement, error) {
 func (s *Statement) with(f func(m *cmem) error) error {
 	return s.c.with(func(m *cmem) error {
 		if s.closed {
-			return adbc.Error{Code: adbc.StatusInvalidState, Msg: "statement closed"}
+			return adbcerr.New(adbc.StatusInvalidState, "statement closed")
 		}
 		return f(m)
 	})
@@ -182,7 +183,7 @@ func (s *Statement) Bind(_ context.Context, values arrow.RecordBatch) error {
 		arr := (*abi.Array)(abi.Pointer(m.alloc(unsafe.Sizeof(abi.Array{}))))
 		sc := (*abi.Schema)(abi.Pointer(m.alloc(unsafe.Sizeof(abi.Schema{}))))
 		if err := cdevice.ExportRecordBatch(values, arr, sc); err != nil {
-			return adbc.Error{Code: adbc.StatusInvalidArgument, Msg: "Bind: " + err.Error()}
+			return adbcerr.New(adbc.StatusInvalidArgument, "Bind: "+err.Error())
 		}
 		err := s.c.drv.callIn(m, "AdbcStatementBind", s.d().StatementBind, s.h,
 			uintptr(unsafe.Pointer(arr)), uintptr(unsafe.Pointer(sc)))
@@ -197,7 +198,7 @@ func (s *Statement) BindStream(_ context.Context, rdr array.RecordReader) error 
 	return s.with(func(m *cmem) error {
 		st := (*abi.ArrayStream)(abi.Pointer(m.alloc(unsafe.Sizeof(abi.ArrayStream{}))))
 		if err := stream.ExportReader(rdr, st); err != nil {
-			return adbc.Error{Code: adbc.StatusInvalidArgument, Msg: "BindStream: " + err.Error()}
+			return adbcerr.New(adbc.StatusInvalidArgument, "BindStream: "+err.Error())
 		}
 		err := s.c.drv.callIn(m, "AdbcStatementBindStream", s.d().StatementBindStream, s.h, uintptr(unsafe.Pointer(st)))
 		if st.Release != 0 { // the driver did not take it
@@ -256,7 +257,7 @@ const (
 func copyPartitions(p *cabi.Partitions) (adbc.Partitions, error) {
 	n := p.NumPartitions
 	if n > maxPartitions || n > 0 && (p.Partitions == 0 || p.PartitionLengths == 0) {
-		return adbc.Partitions{}, adbc.Error{Code: adbc.StatusInvalidData, Msg: "the driver's partitions are malformed"}
+		return adbc.Partitions{}, adbcerr.New(adbc.StatusInvalidData, "the driver's partitions are malformed")
 	}
 	out := adbc.Partitions{NumPartitions: uint64(n)}
 	if n == 0 {
@@ -266,7 +267,7 @@ func copyPartitions(p *cabi.Partitions) (adbc.Partitions, error) {
 	lens := unsafe.Slice((*uintptr)(abi.Pointer(p.PartitionLengths)), n)
 	for i := range ptrs {
 		if lens[i] > maxPartitionBytes || ptrs[i] == 0 && lens[i] != 0 {
-			return adbc.Partitions{}, adbc.Error{Code: adbc.StatusInvalidData, Msg: "the driver's partitions are malformed"}
+			return adbc.Partitions{}, adbcerr.New(adbc.StatusInvalidData, "the driver's partitions are malformed")
 		}
 		out.PartitionIDs = append(out.PartitionIDs, append([]byte(nil), unsafe.Slice((*byte)(abi.Pointer(ptrs[i])), lens[i])...))
 	}
@@ -279,7 +280,7 @@ func (s *Statement) Cancel() error {
 	s.c.life.RLock()
 	defer s.c.life.RUnlock()
 	if s.closed || s.c.closed {
-		return adbc.Error{Code: adbc.StatusInvalidState, Msg: "statement closed"}
+		return adbcerr.New(adbc.StatusInvalidState, "statement closed")
 	}
 	return s.c.drv.call("AdbcStatementCancel", s.d().StatementCancel, s.h)
 }

@@ -7,7 +7,8 @@ import (
 	"errors"
 	"sync/atomic"
 
-	"github.com/purearrow/cdevice/adbc"
+	"github.com/apache/arrow-adbc/go/adbc"
+	"github.com/purearrow/cdevice/adbc/adbcerr"
 )
 
 // Conn is the interface of the driver.Conn values this package makes. It
@@ -60,7 +61,8 @@ func (c *conn) ADBCConnection() adbc.Connection { return c.Conn }
 
 // Close closes the ADBC connection, and then the database if it was the
 // last connection of a closed sql.DB (or Driver.Open's).
-func (c *conn) Close() error {
+func (c *conn) Close() (err error) {
+	defer matchable(&err)
 	c.bad.Store(true)
 	if !c.closed.CompareAndSwap(false, true) {
 		return nil
@@ -71,7 +73,8 @@ func (c *conn) Close() error {
 // Ping asks the driver for its vendor name (GetInfo), a round trip to the
 // database for drivers that have one. A driver without GetInfo passes.
 // A failure marks the connection bad, so that database/sql discards it.
-func (c *conn) Ping(ctx context.Context) error {
+func (c *conn) Ping(ctx context.Context) (err error) {
+	defer matchable(&err)
 	if c.bad.Load() {
 		return driver.ErrBadConn
 	}
@@ -117,7 +120,8 @@ func (c *conn) Query(query string, args []driver.Value) (driver.Rows, error) {
 }
 
 // QueryContext runs query on a new ADBC statement, which the rows close.
-func (c *conn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
+func (c *conn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (_ driver.Rows, err error) {
+	defer matchable(&err)
 	st, err := c.newStatement(query)
 	if err != nil {
 		return nil, err
@@ -145,7 +149,8 @@ func (c *conn) Prepare(query string) (driver.Stmt, error) {
 // PrepareContext prepares query on a new ADBC statement and asks the
 // driver for its parameter schema (a driver that cannot tell leaves the
 // count and types of the arguments unchecked).
-func (c *conn) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
+func (c *conn) PrepareContext(ctx context.Context, query string) (_ driver.Stmt, err error) {
+	defer matchable(&err)
 	st, err := c.newStatement(query)
 	if err != nil {
 		return nil, err
@@ -155,8 +160,7 @@ func (c *conn) PrepareContext(ctx context.Context, query string) (driver.Stmt, e
 	}
 	schema, err := st.GetParameterSchema()
 	if err != nil {
-		var ae adbc.Error
-		if errors.As(err, &ae) && ae.Code != adbc.StatusNotImplemented {
+		if ae, ok := adbcerr.From(err); ok && ae.Code != adbc.StatusNotImplemented {
 			return nil, also(err, st.Close())
 		}
 		schema = nil
@@ -198,16 +202,15 @@ func isolationLevel(l sql.IsolationLevel) adbc.OptionIsolationLevel {
 // ignored where the driver answers StatusNotImplemented). A connection
 // that cannot take options after it is made (no adbc.PostInitOptions), and
 // an isolation level ADBC lacks, fail with StatusNotImplemented.
-func (c *conn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
+func (c *conn) BeginTx(ctx context.Context, opts driver.TxOptions) (_ driver.Tx, err error) {
+	defer matchable(&err)
 	po, ok := c.Conn.(adbc.PostInitOptions)
 	if !ok {
-		return nil, adbc.Error{Code: adbc.StatusNotImplemented,
-			Msg: "transactions need a connection that takes options after it is made (adbc.PostInitOptions)"}
+		return nil, adbcerr.New(adbc.StatusNotImplemented, "transactions need a connection that takes options after it is made (adbc.PostInitOptions)")
 	}
 	level := isolationLevel(sql.IsolationLevel(opts.Isolation))
 	if level == "" {
-		return nil, adbc.Error{Code: adbc.StatusNotImplemented,
-			Msg: "ADBC has no isolation level " + sql.IsolationLevel(opts.Isolation).String()}
+		return nil, adbcerr.New(adbc.StatusNotImplemented, "ADBC has no isolation level "+sql.IsolationLevel(opts.Isolation).String())
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -240,8 +243,8 @@ func setOptional(po adbc.PostInitOptions, key, value string) error {
 }
 
 func isNotImplemented(err error) bool {
-	var ae adbc.Error
-	return errors.As(err, &ae) && ae.Code == adbc.StatusNotImplemented
+	ae, ok := adbcerr.From(err)
+	return ok && ae.Code == adbc.StatusNotImplemented
 }
 
 // tx is a transaction: the connection with autocommit off.
@@ -255,7 +258,8 @@ type tx struct {
 // Commit commits, then turns autocommit back on. Should the commit fail,
 // the transaction is rolled back, so that the connection returns to the
 // pool in autocommit mode as database/sql expects.
-func (t *tx) Commit() error {
+func (t *tx) Commit() (err error) {
+	defer matchable(&err)
 	if err := t.c.Conn.Commit(t.ctx); err != nil {
 		return t.abort(err)
 	}
@@ -265,7 +269,8 @@ func (t *tx) Commit() error {
 // Rollback rolls back, then turns autocommit back on. It runs even when
 // the transaction's context is done (database/sql rolls back for that
 // reason).
-func (t *tx) Rollback() error {
+func (t *tx) Rollback() (err error) {
+	defer matchable(&err)
 	if err := t.c.Conn.Rollback(context.WithoutCancel(t.ctx)); err != nil {
 		t.c.bad.Store(true) // still in the transaction, which closing it ends
 		return err

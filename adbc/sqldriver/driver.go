@@ -6,7 +6,8 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/purearrow/cdevice/adbc"
+	"github.com/apache/arrow-adbc/go/adbc"
+	"github.com/purearrow/cdevice/adbc/adbcerr"
 )
 
 // Driver is a database/sql driver over an ADBC driver. Register it under a
@@ -28,7 +29,8 @@ var (
 // connection to it, which closes the database when it is closed.
 // database/sql calls OpenConnector instead, once per sql.DB, and then opens
 // connections through the connector.
-func (d Driver) Open(name string) (driver.Conn, error) {
+func (d Driver) Open(name string) (_ driver.Conn, err error) {
+	defer matchable(&err)
 	c, err := d.OpenConnector(name)
 	if err != nil {
 		return nil, err
@@ -48,7 +50,8 @@ func (d Driver) Open(name string) (driver.Conn, error) {
 // ADBC database with those options through d.Driver.NewDatabase. The
 // connector opens a connection of that database per database/sql
 // connection, and closes the database when the sql.DB is closed.
-func (d Driver) OpenConnector(name string) (driver.Connector, error) {
+func (d Driver) OpenConnector(name string) (_ driver.Connector, err error) {
+	defer matchable(&err)
 	opts, err := parseConnectStr(name)
 	if err != nil {
 		return nil, err
@@ -70,8 +73,7 @@ func parseConnectStr(name string) (map[string]string, error) {
 		}
 		k, v, ok := strings.Cut(seg, "=")
 		if !ok {
-			return nil, adbc.Error{Code: adbc.StatusInvalidArgument,
-				Msg: "invalid format for connection string: want key=value pairs separated by ';'"}
+			return nil, adbcerr.New(adbc.StatusInvalidArgument, "invalid format for connection string: want key=value pairs separated by ';'")
 		}
 		opts[strings.TrimSpace(k)] = strings.TrimSpace(v)
 	}
@@ -92,11 +94,12 @@ type connector struct {
 var _ driver.Connector = (*connector)(nil)
 
 // Connect opens a connection of the database.
-func (c *connector) Connect(ctx context.Context) (driver.Conn, error) {
+func (c *connector) Connect(ctx context.Context) (_ driver.Conn, err error) {
+	defer matchable(&err)
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
-		return nil, adbc.Error{Code: adbc.StatusInvalidState, Msg: "the database is closed"}
+		return nil, adbcerr.New(adbc.StatusInvalidState, "the database is closed")
 	}
 	c.open++
 	c.mu.Unlock()
@@ -158,3 +161,8 @@ func GetOptionsFromCtx(ctx context.Context) map[string]string {
 	opts, _ := ctx.Value(ctxOptsKey{}).(map[string]string)
 	return opts
 }
+
+// matchable makes *err, as it leaves a method database/sql calls,
+// matchable by ADBC status with errors.Is (adbcerr), whatever driver made
+// it.
+func matchable(err *error) { *err = adbcerr.Matchable(*err) }

@@ -11,13 +11,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-adbc/go/adbc"
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/decimal256"
 	"github.com/apache/arrow-go/v18/arrow/float16"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/purearrow/cdevice/adbc"
+	"github.com/purearrow/cdevice/adbc/adbcerr"
 	"github.com/purearrow/cdevice/adbc/sqldriver"
 )
 
@@ -549,10 +550,10 @@ func TestTypedParameters(t *testing.T) {
 		rec.Schema().Field(0).Name != "a" || rec.Schema().Field(1).Name != "b" {
 		t.Errorf("named arguments bound as %v", rec)
 	}
-	if _, err := db.Exec("INSERT2", sql.Named("c", 1), sql.Named("a", 2)); !errors.Is(err, adbc.ErrInvalidArgument) {
+	if _, err := db.Exec("INSERT2", sql.Named("c", 1), sql.Named("a", 2)); !errors.Is(err, adbcerr.InvalidArgument) {
 		t.Errorf("an unknown name: %v", err)
 	}
-	if _, err := db.Exec("INSERT2", 1, sql.Named("a", 2)); !errors.Is(err, adbc.ErrInvalidArgument) {
+	if _, err := db.Exec("INSERT2", 1, sql.Named("a", 2)); !errors.Is(err, adbcerr.InvalidArgument) {
 		t.Errorf("two arguments for one parameter: %v", err)
 	}
 
@@ -657,7 +658,7 @@ func TestTransactionOptions(t *testing.T) {
 			}
 			check(t, f, acOff, iso(want), "Commit", acOn)
 		}
-		if _, err := db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelWriteCommitted}); !errors.Is(err, adbc.ErrNotImplemented) {
+		if _, err := db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelWriteCommitted}); !errors.Is(err, adbcerr.NotImplemented) {
 			t.Errorf("LevelWriteCommitted: %v", err)
 		}
 		check(t, f) // nothing touched
@@ -678,7 +679,7 @@ func TestTransactionOptions(t *testing.T) {
 		refused := adbc.Error{Code: adbc.StatusInvalidArgument, Msg: "no"}
 		f := &fake{optionErr: map[string]error{adbc.OptionKeyIsolationLevel: refused}}
 		db := openFake(t, f)
-		if _, err := db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelSnapshot}); !errors.Is(err, adbc.ErrInvalidArgument) {
+		if _, err := db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelSnapshot}); !errors.Is(err, adbcerr.InvalidArgument) {
 			t.Errorf("BeginTx: %v", err)
 		}
 		check(t, f, acOff, iso(adbc.LevelSnapshot), rolledBack, acOn)
@@ -690,7 +691,7 @@ func TestTransactionOptions(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := tx.Commit(); !errors.Is(err, adbc.ErrIntegrity) {
+		if err := tx.Commit(); !errors.Is(err, adbcerr.Integrity) {
 			t.Errorf("Commit: %v", err)
 		}
 		check(t, f, acOff, iso(adbc.LevelDefault), "Commit", rolledBack, acOn)
@@ -704,7 +705,7 @@ func TestTransactionOptions(t *testing.T) {
 			t.Fatal(err)
 		}
 		f.optionErr = map[string]error{adbc.OptionKeyAutoCommit: adbc.Error{Code: adbc.StatusIO, Msg: "gone"}}
-		if err := tx.Commit(); !errors.Is(err, adbc.ErrIO) {
+		if err := tx.Commit(); !errors.Is(err, adbcerr.IO) {
 			t.Errorf("Commit: %v", err)
 		}
 		// The connection left the pool: the next transaction is on a new
@@ -731,7 +732,7 @@ func TestTransactionOptions(t *testing.T) {
 	t.Run("no options", func(t *testing.T) {
 		f := &fake{noOptions: true}
 		db := openFake(t, f)
-		if _, err := db.Begin(); !errors.Is(err, adbc.ErrNotImplemented) {
+		if _, err := db.Begin(); !errors.Is(err, adbcerr.NotImplemented) {
 			t.Errorf("Begin: %v", err)
 		}
 	})
@@ -760,7 +761,7 @@ func TestContextReachesDriver(t *testing.T) {
 			defer cancel()
 			start := time.Now()
 			err := run(ctx)
-			if !errors.Is(err, adbc.ErrCancelled) || !strings.Contains(err.Error(), "deadline exceeded") {
+			if !errors.Is(err, adbcerr.Cancelled) || !strings.Contains(err.Error(), "deadline exceeded") {
 				t.Errorf("%v", err)
 			}
 			if d := time.Since(start); d > 5*time.Second {
@@ -782,7 +783,7 @@ func TestPing(t *testing.T) {
 		t.Errorf("Ping without GetInfo: %v", err)
 	}
 	f.getInfoErr = adbc.Error{Code: adbc.StatusIO, Msg: "unreachable"}
-	if err := db.Ping(); !errors.Is(err, adbc.ErrIO) {
+	if err := db.Ping(); !errors.Is(err, adbcerr.IO) {
 		t.Errorf("Ping: %v", err)
 	}
 	if st := db.Stats(); st.OpenConnections != 0 {
@@ -863,7 +864,7 @@ func TestDatabaseClosesAfterConnections(t *testing.T) {
 	if got := f.closedSoFar(); !reflect.DeepEqual(got, []string{"connection", "connection", "database"}) {
 		t.Errorf("closed %v, want both connections, then the database", got)
 	}
-	if _, err := cn.Connect(context.Background()); !errors.Is(err, adbc.ErrInvalidState) {
+	if _, err := cn.Connect(context.Background()); !errors.Is(err, adbcerr.InvalidState) {
 		t.Errorf("Connect after Close: %v", err)
 	}
 

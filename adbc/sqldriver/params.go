@@ -8,12 +8,13 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/apache/arrow-adbc/go/adbc"
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/decimal256"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/purearrow/cdevice/adbc"
+	"github.com/purearrow/cdevice/adbc/adbcerr"
 )
 
 // defaultTimestamp is the type of a time.Time parameter whose type the
@@ -56,8 +57,7 @@ func createBoundRecord(args []driver.NamedValue, schema *arrow.Schema) (arrow.Re
 			name = strconv.Itoa(a.Ordinal)
 		}
 		if idx < 0 || idx >= len(args) || cols[idx] != nil {
-			return nil, adbc.Error{Code: adbc.StatusInvalidArgument,
-				Msg: fmt.Sprintf("argument %d does not match a parameter of its own (mixed named and positional arguments?)", a.Ordinal)}
+			return nil, adbcerr.New(adbc.StatusInvalidArgument, fmt.Sprintf("argument %d does not match a parameter of its own (mixed named and positional arguments?)", a.Ordinal))
 		}
 		arr, err := arrFromVal(a.Value, dt)
 		if err != nil {
@@ -316,7 +316,7 @@ func arrFromVal(val any, dt arrow.DataType) (arrow.Array, error) {
 	case time.Time:
 		return timeArray(v, dt)
 	}
-	return nil, adbc.Error{Code: adbc.StatusNotImplemented, Msg: fmt.Sprintf("unsupported parameter type %T", val)}
+	return nil, adbcerr.New(adbc.StatusNotImplemented, fmt.Sprintf("unsupported parameter type %T", val))
 }
 
 // timeArray makes a one-value array of t: a timestamp (defaultTimestamp
@@ -330,7 +330,7 @@ func timeArray(t time.Time, dt arrow.DataType) (arrow.Array, error) {
 	case *arrow.TimestampType:
 		ts, err := arrow.TimestampFromTime(t, dt.Unit)
 		if err != nil {
-			return nil, adbc.Error{Code: adbc.StatusInvalidArgument, Msg: fmt.Sprintf("time %v as %s: %v", t, dt, err)}
+			return nil, adbcerr.New(adbc.StatusInvalidArgument, fmt.Sprintf("time %v as %s: %v", t, dt, err))
 		}
 		return build(array.NewTimestampBuilder(mem, dt), ts), nil
 	case *arrow.Date32Type:
@@ -342,7 +342,7 @@ func timeArray(t time.Time, dt arrow.DataType) (arrow.Array, error) {
 	case *arrow.Time64Type:
 		return build(array.NewTime64Builder(mem, dt), arrow.Time64(timeOfDay(t)/dt.Unit.Multiplier())), nil
 	}
-	return nil, adbc.Error{Code: adbc.StatusNotImplemented, Msg: fmt.Sprintf("time.Time as a parameter of type %s is unsupported", dt)}
+	return nil, adbcerr.New(adbc.StatusNotImplemented, fmt.Sprintf("time.Time as a parameter of type %s is unsupported", dt))
 }
 
 // timeOfDay is the time since midnight on t's clock.
@@ -353,6 +353,5 @@ func timeOfDay(t time.Time) time.Duration {
 }
 
 func errNeedsType(v any) error {
-	return adbc.Error{Code: adbc.StatusInvalidArgument,
-		Msg: fmt.Sprintf("a parameter of Go type %T needs its type from the driver's parameter schema", v)}
+	return adbcerr.New(adbc.StatusInvalidArgument, fmt.Sprintf("a parameter of Go type %T needs its type from the driver's parameter schema", v))
 }

@@ -58,7 +58,8 @@ func (r *rows) fields() *arrow.Schema {
 
 // Close releases the reader (a driver cancels a query whose result was not
 // read to the end) and then the statement.
-func (r *rows) Close() error {
+func (r *rows) Close() (err error) {
+	defer matchable(&err)
 	if r.rdr == nil {
 		return nil
 	}
@@ -77,7 +78,8 @@ func (r *rows) Close() error {
 // Next fills dest with the next row's values, converted as the package
 // documentation says. Once the query's context is done it fails with the
 // context's error.
-func (r *rows) Next(dest []driver.Value) error {
+func (r *rows) Next(dest []driver.Value) (err error) {
+	defer matchable(&err)
 	if r.rdr == nil {
 		return io.EOF
 	}

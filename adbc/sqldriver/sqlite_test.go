@@ -14,8 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-adbc/go/adbc"
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/purearrow/cdevice/adbc"
+	"github.com/purearrow/cdevice/adbc/adbcerr"
 	"github.com/purearrow/cdevice/adbc/drivermgr"
 	"github.com/purearrow/cdevice/adbc/sqldriver"
 )
@@ -550,7 +551,7 @@ func TestSQLiteTransactions(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelWriteCommitted})
-	if !errors.Is(err, adbc.ErrNotImplemented) {
+	if !errors.Is(err, adbcerr.NotImplemented) {
 		t.Errorf("LevelWriteCommitted: %v, want StatusNotImplemented", err)
 	}
 	mustExec(t, db, "INSERT INTO t VALUES (5)")
@@ -858,7 +859,7 @@ func TestSQLiteErrors(t *testing.T) {
 	if _, err := db.Query("SELECT ?", struct{}{}); err == nil {
 		t.Error("a struct argument to Query did not fail")
 	}
-	if _, err := db.Exec("INSERT INTO t VALUES (?, ?)", 3, "x", 4); !errors.Is(err, adbc.ErrInvalidArgument) || !strings.Contains(err.Error(), "too many parameters") {
+	if _, err := db.Exec("INSERT INTO t VALUES (?, ?)", 3, "x", 4); !errors.Is(err, adbcerr.InvalidArgument) || !strings.Contains(err.Error(), "too many parameters") {
 		t.Errorf("three arguments for two: %v", err)
 	}
 	if _, err := db.Query("SELECT ?", uint64(math.MaxUint64)); err == nil {

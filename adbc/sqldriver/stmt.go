@@ -5,8 +5,9 @@ import (
 	"database/sql/driver"
 	"sync/atomic"
 
+	"github.com/apache/arrow-adbc/go/adbc"
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/purearrow/cdevice/adbc"
+	"github.com/purearrow/cdevice/adbc/adbcerr"
 )
 
 // stmt is a prepared statement: an ADBC statement, prepared, with the
@@ -31,7 +32,8 @@ var (
 )
 
 // Close closes the ADBC statement.
-func (s *stmt) Close() error {
+func (s *stmt) Close() (err error) {
+	defer matchable(&err)
 	if s.st == nil {
 		return nil
 	}
@@ -91,7 +93,8 @@ func (s *stmt) release(st adbc.Statement, owned bool) error {
 // and executes the statement for its effect: the Result's RowsAffected is
 // what the driver reported (-1 where it does not know), and LastInsertId
 // fails, as ADBC has no such notion.
-func (s *stmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
+func (s *stmt) ExecContext(ctx context.Context, args []driver.NamedValue) (_ driver.Result, err error) {
+	defer matchable(&err)
 	st, owned, err := s.acquire(ctx)
 	if err != nil {
 		return nil, err
@@ -115,7 +118,8 @@ func (s *stmt) exec(ctx context.Context, st adbc.Statement, args []driver.NamedV
 
 // QueryContext binds args (when there are any) as a one-row record batch
 // and executes the statement; the rows stream the result.
-func (s *stmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
+func (s *stmt) QueryContext(ctx context.Context, args []driver.NamedValue) (_ driver.Rows, err error) {
+	defer matchable(&err)
 	st, owned, err := s.acquire(ctx)
 	if err != nil {
 		return nil, err
@@ -171,13 +175,12 @@ func (s *stmt) CheckNamedValue(nv *driver.NamedValue) error {
 	if nv.Name != "" {
 		idx := paramIndex(s.paramSchema, nv.Name)
 		if idx < 0 {
-			return adbc.Error{Code: adbc.StatusInvalidArgument,
-				Msg: "could not find parameter named '" + nv.Name + "'"}
+			return adbcerr.New(adbc.StatusInvalidArgument, "could not find parameter named '"+nv.Name+"'")
 		}
 		field = s.paramSchema.Field(idx)
 	} else {
 		if nv.Ordinal < 1 || nv.Ordinal > s.paramSchema.NumFields() {
-			return adbc.Error{Code: adbc.StatusInvalidArgument, Msg: "too many parameters passed for query"}
+			return adbcerr.New(adbc.StatusInvalidArgument, "too many parameters passed for query")
 		}
 		field = s.paramSchema.Field(nv.Ordinal - 1)
 	}
@@ -205,7 +208,7 @@ func (s *stmt) CheckNamedValue(nv *driver.NamedValue) error {
 			return nil
 		}
 	}
-	return adbc.Error{Code: adbc.StatusInvalidArgument, Msg: "expected parameter of type " + field.Type.String()}
+	return adbcerr.New(adbc.StatusInvalidArgument, "expected parameter of type "+field.Type.String())
 }
 
 // paramIndex is the index of the parameter named name, or (as database/sql

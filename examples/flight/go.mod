@@ -5,7 +5,7 @@ go 1.25.0
 require (
 	github.com/apache/arrow-go/v18 v18.8.0
 	github.com/ebitengine/purego v0.11.3
-	github.com/purearrow/cdevice v0.0.0
+	github.com/purearrow/cdevice v0.0.0-00010101000000-000000000000
 	google.golang.org/grpc v1.83.2
 )
 
@@ -24,4 +24,5 @@ require (
 	google.golang.org/protobuf v1.36.12 // indirect
 )
 
+// For development: the core module of this checkout.
 replace github.com/purearrow/cdevice => ../..

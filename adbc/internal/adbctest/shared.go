@@ -1,4 +1,4 @@
-// Package adbctest holds what the adbc module's tests share: finding
+// Package adbctest holds what the adbc packages' tests share: finding
 // Arrow's ADBC build (../shared/adbc: the SQLite and PostgreSQL drivers,
 // Arrow's C driver manager, adbc.h). Only tests import it.
 package adbctest
@@ -29,9 +29,10 @@ func Shared(t testing.TB, file string) string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// The module root is adbc/ for every package of the module.
+		// ../shared beside the repository, or beside a worktree of it one
+		// level down.
 		for _, up := range []string{"..", filepath.Join("..", "..")} {
-			if d := filepath.Join(root, up, "..", "shared", "adbc"); exists(d) {
+			if d := filepath.Join(root, up, "shared", "adbc"); exists(d) {
 				dir = d
 				break
 			}

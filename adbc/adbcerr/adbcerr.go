@@ -1,0 +1,101 @@
+package adbcerr
+
+import (
+	"errors"
+
+	"github.com/apache/arrow-adbc/go/adbc"
+)
+
+// sentinel is the type of the sentinel errors, one per non-OK Status.
+type sentinel struct{ code adbc.Status }
+
+func (s *sentinel) Error() string { return "adbc: " + s.code.String() }
+
+// Sentinel errors, one per Status other than StatusOK: errors.Is(err, X)
+// is true when err is, or wraps, an error this package made (New, Wrap)
+// whose Code is that Status.
+var (
+	Unknown         error = &sentinel{adbc.StatusUnknown}
+	NotImplemented  error = &sentinel{adbc.StatusNotImplemented}
+	NotFound        error = &sentinel{adbc.StatusNotFound}
+	AlreadyExists   error = &sentinel{adbc.StatusAlreadyExists}
+	InvalidArgument error = &sentinel{adbc.StatusInvalidArgument}
+	InvalidState    error = &sentinel{adbc.StatusInvalidState}
+	InvalidData     error = &sentinel{adbc.StatusInvalidData}
+	Integrity       error = &sentinel{adbc.StatusIntegrity}
+	Internal        error = &sentinel{adbc.StatusInternal}
+	IO              error = &sentinel{adbc.StatusIO}
+	Cancelled       error = &sentinel{adbc.StatusCancelled}
+	Timeout         error = &sentinel{adbc.StatusTimeout}
+	Unauthenticated error = &sentinel{adbc.StatusUnauthenticated}
+	Unauthorized    error = &sentinel{adbc.StatusUnauthorized}
+)
+
+// statusError is an adbc.Error that errors.Is matches by status.
+type statusError struct{ e adbc.Error }
+
+func (s *statusError) Error() string { return s.e.Error() }
+
+// Unwrap returns the adbc.Error, for errors.As.
+func (s *statusError) Unwrap() error { return s.e }
+
+// Is reports whether target is the sentinel of the error's Status.
+func (s *statusError) Is(target error) bool {
+	t, ok := target.(*sentinel)
+	return ok && t.code == s.e.Code
+}
+
+// Wrap returns e as an error that errors.Is matches by its Status and
+// errors.As unwraps to e.
+func Wrap(e adbc.Error) error { return &statusError{e} }
+
+// New is Wrap(adbc.Error{Code: code, Msg: msg}).
+func New(code adbc.Status, msg string) error { return Wrap(adbc.Error{Code: code, Msg: msg}) }
+
+// From returns err's adbc.Error, as Wrap made it or as any driver returns
+// it (a value or a pointer), and whether it has one.
+func From(err error) (adbc.Error, bool) {
+	var e adbc.Error
+	if errors.As(err, &e) {
+		return e, true
+	}
+	var p *adbc.Error
+	if errors.As(err, &p) && p != nil {
+		return *p, true
+	}
+	return adbc.Error{}, false
+}
+
+// Matchable returns err made matchable by status: an adbc.Error anywhere
+// in it (as arrow-adbc's drivers return them, values or pointers) is
+// wrapped so that errors.Is finds its sentinel; err itself stays in the
+// chain. Other errors are returned as they are.
+func Matchable(err error) error {
+	if err == nil {
+		return nil
+	}
+	var s *statusError
+	var m *matchable
+	if errors.As(err, &s) || errors.As(err, &m) {
+		return err
+	}
+	e, ok := From(err)
+	if !ok {
+		return err
+	}
+	return &matchable{err: err, code: e.Code}
+}
+
+// matchable is an error of another driver whose adbc.Error errors.Is
+// matches by status.
+type matchable struct {
+	err  error
+	code adbc.Status
+}
+
+func (m *matchable) Error() string { return m.err.Error() }
+func (m *matchable) Unwrap() error { return m.err }
+func (m *matchable) Is(target error) bool {
+	t, ok := target.(*sentinel)
+	return ok && t.code == m.code
+}
