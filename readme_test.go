@@ -83,15 +83,12 @@ func slicesEqual(a, b []string) bool {
 	return true
 }
 
-// buildProgram builds a README program inside the module whose packages
-// it imports (this one, or the adbc module's) without leaving it there.
+// buildProgram builds a README program inside the module without leaving
+// it there.
 func buildProgram(t *testing.T, i int, code string) {
 	_, err := exec.LookPath("go")
 	testsupport.Need(t, "the go command", err)
 	module := "."
-	if strings.Contains(code, `"github.com/purearrow/cdevice/adbc`) {
-		module = "adbc"
-	}
 	dir, err := os.MkdirTemp(module, ".readme-")
 	if err != nil {
 		t.Fatal(err)
