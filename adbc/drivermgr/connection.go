@@ -19,7 +19,7 @@ import (
 // A Connection is an AdbcConnection. Its calls, its statements' and its
 // result readers' are serialized (an ADBC connection is not safe for
 // concurrent use); it is safe for concurrent use.
-type Connection struct {
+type connection struct {
 	mu      sync.Mutex
 	drv     *driver
 	db      *Database
@@ -33,25 +33,35 @@ type Connection struct {
 	closed bool
 	// What is still open, released by Close first (a driver's statements
 	// and streams must go before their connection).
-	stmts   map[*Statement]struct{}
+	stmts   map[*statement]struct{}
 	readers map[*reader]struct{}
 }
 
 var (
-	_ adbc.Connection              = (*Connection)(nil)
-	_ adbc.GetSetOptions           = (*Connection)(nil)
-	_ adbc.ConnectionGetStatistics = (*Connection)(nil)
+	_ adbc.Connection              = (*connection)(nil)
+	_ adbc.GetSetOptions           = (*connection)(nil)
+	_ adbc.PostInitOptions         = (*connection)(nil)
+	_ adbc.ConnectionGetStatistics = (*connection)(nil)
+	_ Canceller                    = (*connection)(nil)
 )
 
+// Canceller is what the connections and statements of drivermgr are
+// beside arrow-adbc's interfaces: Cancel asks the driver to stop the call
+// in flight (AdbcConnectionCancel, AdbcStatementCancel, ADBC 1.1), from
+// any goroutine, without waiting for it.
+type Canceller interface {
+	Cancel() error
+}
+
 // newConnection makes and initializes a connection of db; db.mu is held.
-func newConnection(db *Database) (*Connection, error) {
+func newConnection(db *Database) (*connection, error) {
 	d := db.drv
 	scratch, err := newArena()
 	if err != nil {
 		return nil, err
 	}
-	c := &Connection{drv: d, db: db, scratch: scratch,
-		stmts: map[*Statement]struct{}{}, readers: map[*reader]struct{}{}}
+	c := &connection{drv: d, db: db, scratch: scratch,
+		stmts: map[*statement]struct{}{}, readers: map[*reader]struct{}{}}
 	p, err := ffi.Calloc(unsafe.Sizeof(cabi.Handle{}))
 	if err != nil {
 		scratch.destroy()
@@ -78,7 +88,7 @@ func newConnection(db *Database) (*Connection, error) {
 }
 
 // lock takes the connection, or says why it cannot be used.
-func (c *Connection) lock() error {
+func (c *connection) lock() error {
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
@@ -89,7 +99,7 @@ func (c *Connection) lock() error {
 
 // with runs f holding the connection, with its scratch memory (cleared
 // after).
-func (c *Connection) with(f func(m *cmem) error) error {
+func (c *connection) with(f func(m *cmem) error) error {
 	if err := c.lock(); err != nil {
 		return err
 	}
@@ -106,7 +116,7 @@ type fnOf func(*cabi.Driver) uintptr
 // reader runs a call of the connection that fills an ArrowArrayStream
 // (args are the call's arguments before it) and returns the stream as a
 // reader whose calls are serialized with the connection's.
-func (c *Connection) reader(what string, fn fnOf, args func(m *cmem) []uintptr) (array.RecordReader, error) {
+func (c *connection) reader(what string, fn fnOf, args func(m *cmem) []uintptr) (array.RecordReader, error) {
 	var rd *reader
 	err := c.with(func(m *cmem) error {
 		s := m.alloc(unsafe.Sizeof(abi.ArrayStream{}))
@@ -122,7 +132,7 @@ func (c *Connection) reader(what string, fn fnOf, args func(m *cmem) []uintptr) 
 
 func none(*cmem) []uintptr { return nil }
 
-func (c *Connection) GetInfo(ctx context.Context, codes []adbc.InfoCode) (array.RecordReader, error) {
+func (c *connection) GetInfo(ctx context.Context, codes []adbc.InfoCode) (array.RecordReader, error) {
 	return c.reader("AdbcConnectionGetInfo", func(f *cabi.Driver) uintptr { return f.ConnectionGetInfo }, func(m *cmem) []uintptr {
 		var p uintptr
 		if len(codes) > 0 {
@@ -136,7 +146,7 @@ func (c *Connection) GetInfo(ctx context.Context, codes []adbc.InfoCode) (array.
 	})
 }
 
-func (c *Connection) GetObjects(ctx context.Context, depth adbc.ObjectDepth, catalog, dbSchema, tableName, columnName *string, tableType []string) (array.RecordReader, error) {
+func (c *connection) GetObjects(ctx context.Context, depth adbc.ObjectDepth, catalog, dbSchema, tableName, columnName *string, tableType []string) (array.RecordReader, error) {
 	return c.reader("AdbcConnectionGetObjects", func(f *cabi.Driver) uintptr { return f.ConnectionGetObjects }, func(m *cmem) []uintptr {
 		var types uintptr
 		if tableType != nil { // a NULL-terminated list
@@ -150,7 +160,7 @@ func (c *Connection) GetObjects(ctx context.Context, depth adbc.ObjectDepth, cat
 	})
 }
 
-func (c *Connection) GetTableSchema(_ context.Context, catalog, dbSchema *string, tableName string) (sc *arrow.Schema, err error) {
+func (c *connection) GetTableSchema(_ context.Context, catalog, dbSchema *string, tableName string) (sc *arrow.Schema, err error) {
 	err = c.with(func(m *cmem) error {
 		out := m.alloc(unsafe.Sizeof(abi.Schema{}))
 		if err := c.drv.callIn(m, "AdbcConnectionGetTableSchema", c.drv.fns.ConnectionGetTableSchema,
@@ -163,30 +173,30 @@ func (c *Connection) GetTableSchema(_ context.Context, catalog, dbSchema *string
 	return sc, err
 }
 
-func (c *Connection) GetTableTypes(ctx context.Context) (array.RecordReader, error) {
+func (c *connection) GetTableTypes(ctx context.Context) (array.RecordReader, error) {
 	return c.reader("AdbcConnectionGetTableTypes", func(f *cabi.Driver) uintptr { return f.ConnectionGetTableTypes }, none)
 }
 
 // call makes one call of the connection with no other arguments.
-func (c *Connection) call(what string, fn fnOf) error {
+func (c *connection) call(what string, fn fnOf) error {
 	return c.with(func(m *cmem) error { return c.drv.callIn(m, what, fn(c.drv.fns), c.h) })
 }
 
-func (c *Connection) Commit(context.Context) error {
+func (c *connection) Commit(context.Context) error {
 	return c.call("AdbcConnectionCommit", func(f *cabi.Driver) uintptr { return f.ConnectionCommit })
 }
 
-func (c *Connection) Rollback(context.Context) error {
+func (c *connection) Rollback(context.Context) error {
 	return c.call("AdbcConnectionRollback", func(f *cabi.Driver) uintptr { return f.ConnectionRollback })
 }
 
-func (c *Connection) ReadPartition(ctx context.Context, serialized []byte) (array.RecordReader, error) {
+func (c *connection) ReadPartition(ctx context.Context, serialized []byte) (array.RecordReader, error) {
 	return c.reader("AdbcConnectionReadPartition", func(f *cabi.Driver) uintptr { return f.ConnectionReadPartition }, func(m *cmem) []uintptr {
 		return []uintptr{m.bytes(serialized), uintptr(len(serialized))}
 	})
 }
 
-func (c *Connection) GetStatistics(ctx context.Context, catalog, dbSchema, tableName *string, approximate bool) (array.RecordReader, error) {
+func (c *connection) GetStatistics(ctx context.Context, catalog, dbSchema, tableName *string, approximate bool) (array.RecordReader, error) {
 	return c.reader("AdbcConnectionGetStatistics", func(f *cabi.Driver) uintptr { return f.ConnectionGetStatistics }, func(m *cmem) []uintptr {
 		a := uintptr(0)
 		if approximate {
@@ -196,13 +206,13 @@ func (c *Connection) GetStatistics(ctx context.Context, catalog, dbSchema, table
 	})
 }
 
-func (c *Connection) GetStatisticNames(ctx context.Context) (array.RecordReader, error) {
+func (c *connection) GetStatisticNames(ctx context.Context) (array.RecordReader, error) {
 	return c.reader("AdbcConnectionGetStatisticNames", func(f *cabi.Driver) uintptr { return f.ConnectionGetStatisticNames }, none)
 }
 
 // Cancel asks the driver to stop what the connection is doing; it does not
 // wait for the connection's lock, as the call it cancels holds it.
-func (c *Connection) Cancel() error {
+func (c *connection) Cancel() error {
 	c.life.RLock()
 	defer c.life.RUnlock()
 	if c.closed {
@@ -211,8 +221,8 @@ func (c *Connection) Cancel() error {
 	return c.drv.call("AdbcConnectionCancel", c.drv.fns.ConnectionCancel, c.h)
 }
 
-func (c *Connection) NewStatement() (adbc.Statement, error) {
-	var s *Statement
+func (c *connection) NewStatement() (adbc.Statement, error) {
+	var s *statement
 	err := c.with(func(m *cmem) (err error) {
 		s, err = newStatement(c, m)
 		if err == nil {
@@ -229,7 +239,7 @@ func (c *Connection) NewStatement() (adbc.Statement, error) {
 // Close releases the connection, and first what of it is still open: its
 // result readers' streams and its statements (a driver's must go before
 // their connection). A second Close does nothing.
-func (c *Connection) Close() error {
+func (c *connection) Close() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {

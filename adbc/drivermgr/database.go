@@ -43,7 +43,7 @@ func (Driver) NewDatabaseWithContext(_ context.Context, opts map[string]string) 
 		}
 		return nil, err
 	}
-	db := &Database{drv: drv, conns: map[*Connection]struct{}{}}
+	db := &Database{drv: drv, conns: map[*connection]struct{}{}}
 	p, err := ffi.Calloc(unsafe.Sizeof(cabi.Handle{}))
 	if err != nil {
 		drv.release()
@@ -75,12 +75,13 @@ type Database struct {
 	h       uintptr // struct AdbcDatabase, C memory, freed by Close
 	options         // the option calls, with db.with
 	closed  bool
-	conns   map[*Connection]struct{} // open, closed by Close first
+	conns   map[*connection]struct{} // open, closed by Close first
 }
 
 var (
-	_ adbc.Database      = (*Database)(nil)
-	_ adbc.GetSetOptions = (*Database)(nil)
+	_ adbc.Database        = (*Database)(nil)
+	_ adbc.GetSetOptions   = (*Database)(nil)
+	_ adbc.PostInitOptions = (*Database)(nil)
 )
 
 // live is nil, or the error of a database used after Close.
@@ -147,7 +148,7 @@ func (db *Database) Open(context.Context) (adbc.Connection, error) {
 }
 
 // forget drops a closed connection from the database's open ones.
-func (db *Database) forget(c *Connection) {
+func (db *Database) forget(c *connection) {
 	db.mu.Lock()
 	delete(db.conns, c)
 	db.mu.Unlock()
@@ -163,7 +164,7 @@ func (db *Database) Close() error {
 		return nil
 	}
 	db.closed = true
-	open := make([]*Connection, 0, len(db.conns))
+	open := make([]*connection, 0, len(db.conns))
 	for c := range db.conns {
 		open = append(open, c)
 	}

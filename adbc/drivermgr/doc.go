@@ -1,7 +1,14 @@
 // Package drivermgr loads ADBC drivers written in C, C++ or Rust (any
 // shared library with an AdbcDriverInit-style entry point) and drives them
-// through package adbc's interfaces, without cgo: a drop-in for arrow-adbc's
-// drivermgr package, which needs cgo and a C++ toolchain.
+// through arrow-adbc's interfaces (github.com/apache/arrow-adbc/go/adbc),
+// without cgo: a drop-in for arrow-adbc's drivermgr package, which needs
+// cgo and a C++ toolchain. Its databases, connections and statements are
+// adbc.Database, adbc.Connection and adbc.Statement values (with
+// GetSetOptions, PostInitOptions, ConnectionGetStatistics and
+// StatementExecuteSchema; adbc.AsDatabaseContext and its kin give the
+// context forms); connections and statements are Cancellers too. Their
+// errors wrap arrow-adbc's adbc.Error (errors.As finds it) and match
+// adbcerr's sentinels by status (errors.Is).
 //
 // A Driver's NewDatabase takes the driver manager's options ("driver": a
 // library path, a library name, or a manifest's path or name searched as

@@ -22,7 +22,7 @@ import (
 // driver's adbc.Error with its details where the driver gives them
 // (ErrorFromArrayStream).
 type reader struct {
-	c    *Connection
+	c    *connection
 	r    *stream.Reader
 	refs atomic.Int64
 	stop func() // the statement's cancellation watch, or nil
@@ -36,7 +36,7 @@ type reader struct {
 
 // newReader imports the stream the driver wrote into s; the connection is
 // held. stop (may be nil) is called when the reader is released.
-func newReader(c *Connection, s *abi.ArrayStream, stop func()) (*reader, error) {
+func newReader(c *connection, s *abi.ArrayStream, stop func()) (*reader, error) {
 	rd := &reader{c: c, stop: stop, snap: *s}
 	r, err := stream.ImportReader(s)
 	if err != nil {

@@ -1406,7 +1406,7 @@ func scCancelScenario(e *scEnv) {
 	c := e.conn()
 	long := fmt.Sprintf(e.d.series, int64(1e12))
 	idle := e.stmt(c, "SELECT 1")
-	e.status("Statement.Cancel", idle.(*drivermgr.Statement).Cancel(), e.d.cancel.stmtCancel)
+	e.status("Statement.Cancel", idle.(drivermgr.Canceller).Cancel(), e.d.cancel.stmtCancel)
 	idle.Close()
 	base, goroutines := scSettled(cdevice.LiveLeaks()), runtime.NumGoroutine()
 

@@ -17,26 +17,28 @@ import (
 )
 
 // A Statement is an AdbcStatement of a Connection, serialized with it.
-type Statement struct {
-	c       *Connection
+type statement struct {
+	c       *connection
 	h       uintptr // struct AdbcStatement, C memory
 	options         // the option calls, with s.with
 	closed  bool    // written under c.mu and c.life
 }
 
 var (
-	_ adbc.Statement              = (*Statement)(nil)
-	_ adbc.GetSetOptions          = (*Statement)(nil)
-	_ adbc.StatementExecuteSchema = (*Statement)(nil)
+	_ adbc.Statement              = (*statement)(nil)
+	_ adbc.GetSetOptions          = (*statement)(nil)
+	_ adbc.PostInitOptions        = (*statement)(nil)
+	_ adbc.StatementExecuteSchema = (*statement)(nil)
+	_ Canceller                   = (*statement)(nil)
 )
 
 // newStatement makes a statement of c, which is held.
-func newStatement(c *Connection, m *cmem) (*Statement, error) {
+func newStatement(c *connection, m *cmem) (*statement, error) {
 	p, err := ffi.Calloc(unsafe.Sizeof(cabi.Handle{}))
 	if err != nil {
 		return nil, err
 	}
-	s := &Statement{c: c, h: uintptr(p)}
+	s := &statement{c: c, h: uintptr(p)}
 	if err := c.drv.callIn(m, "AdbcStatementNew", c.drv.fns.StatementNew, c.h, s.h); err != nil {
 		ffi.Free(p)
 		return nil, err
@@ -46,7 +48,7 @@ func newStatement(c *Connection, m *cmem) (*Statement, error) {
 }
 
 // with runs f holding the statement's connection, with its scratch memory.
-func (s *Statement) with(f func(m *cmem) error) error {
+func (s *statement) with(f func(m *cmem) error) error {
 	return s.c.with(func(m *cmem) error {
 		if s.closed {
 			return adbcerr.New(adbc.StatusInvalidState, "statement closed")
@@ -55,10 +57,10 @@ func (s *Statement) with(f func(m *cmem) error) error {
 	})
 }
 
-func (s *Statement) d() *cabi.Driver { return s.c.drv.fns }
+func (s *statement) d() *cabi.Driver { return s.c.drv.fns }
 
 // call makes one call of the statement; args adds its arguments.
-func (s *Statement) call(what string, fn fnOf, args func(m *cmem) []uintptr) error {
+func (s *statement) call(what string, fn fnOf, args func(m *cmem) []uintptr) error {
 	return s.with(func(m *cmem) error {
 		return s.c.drv.callIn(m, what, fn(s.d()), append([]uintptr{s.h}, args(m)...)...)
 	})
@@ -66,7 +68,7 @@ func (s *Statement) call(what string, fn fnOf, args func(m *cmem) []uintptr) err
 
 // Close releases the statement. A second Close does nothing, and so does a
 // Close after its connection's (which released it).
-func (s *Statement) Close() error {
+func (s *statement) Close() error {
 	c := s.c
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -80,26 +82,26 @@ func (s *Statement) Close() error {
 }
 
 // release releases the statement; c.mu and c.life are held for writing.
-func (s *Statement) release() error {
+func (s *statement) release() error {
 	s.closed = true
 	defer ffi.Free(abi.Pointer(s.h))
 	defer s.c.scratch.free()
 	return s.c.drv.callIn(s.c.scratch, "AdbcStatementRelease", s.d().StatementRelease, s.h)
 }
 
-func (s *Statement) SetSqlQuery(query string) error {
+func (s *statement) SetSqlQuery(query string) error {
 	return s.call("AdbcStatementSetSqlQuery", func(f *cabi.Driver) uintptr { return f.StatementSetSqlQuery }, func(m *cmem) []uintptr {
 		return []uintptr{m.str(query)}
 	})
 }
 
-func (s *Statement) SetSubstraitPlan(plan []byte) error {
+func (s *statement) SetSubstraitPlan(plan []byte) error {
 	return s.call("AdbcStatementSetSubstraitPlan", func(f *cabi.Driver) uintptr { return f.StatementSetSubstraitPlan }, func(m *cmem) []uintptr {
 		return []uintptr{m.bytes(plan), uintptr(len(plan))}
 	})
 }
 
-func (s *Statement) Prepare(context.Context) error {
+func (s *statement) Prepare(context.Context) error {
 	return s.call("AdbcStatementPrepare", func(f *cabi.Driver) uintptr { return f.StatementPrepare }, none)
 }
 
@@ -109,7 +111,7 @@ func (s *Statement) Prepare(context.Context) error {
 // before the reader is released, the statement is cancelled (a 1.1
 // driver's StatementCancel). The row count is -1 where the driver does not
 // know it.
-func (s *Statement) ExecuteQuery(ctx context.Context) (array.RecordReader, int64, error) {
+func (s *statement) ExecuteQuery(ctx context.Context) (array.RecordReader, int64, error) {
 	stop := func() {}
 	var rd *reader
 	n := int64(-1)
@@ -136,7 +138,7 @@ func (s *Statement) ExecuteQuery(ctx context.Context) (array.RecordReader, int64
 
 // ExecuteUpdate runs the statement for its effect and returns the rows it
 // affected (-1 where the driver does not know).
-func (s *Statement) ExecuteUpdate(ctx context.Context) (int64, error) {
+func (s *statement) ExecuteUpdate(ctx context.Context) (int64, error) {
 	n := int64(-1)
 	err := s.with(func(m *cmem) error {
 		defer s.watch(ctx)()
@@ -155,7 +157,7 @@ func (s *Statement) ExecuteUpdate(ctx context.Context) (int64, error) {
 }
 
 // schemaCall makes a call that fills an ArrowSchema and imports it.
-func (s *Statement) schemaCall(what string, fn fnOf) (sc *arrow.Schema, err error) {
+func (s *statement) schemaCall(what string, fn fnOf) (sc *arrow.Schema, err error) {
 	err = s.with(func(m *cmem) error {
 		out := m.alloc(unsafe.Sizeof(abi.Schema{}))
 		if err := s.c.drv.callIn(m, what, fn(s.d()), s.h, out); err != nil {
@@ -168,17 +170,17 @@ func (s *Statement) schemaCall(what string, fn fnOf) (sc *arrow.Schema, err erro
 }
 
 // ExecuteSchema returns the schema the statement's result would have.
-func (s *Statement) ExecuteSchema(context.Context) (*arrow.Schema, error) {
+func (s *statement) ExecuteSchema(context.Context) (*arrow.Schema, error) {
 	return s.schemaCall("AdbcStatementExecuteSchema", func(f *cabi.Driver) uintptr { return f.StatementExecuteSchema })
 }
 
-func (s *Statement) GetParameterSchema() (*arrow.Schema, error) {
+func (s *statement) GetParameterSchema() (*arrow.Schema, error) {
 	return s.schemaCall("AdbcStatementGetParameterSchema", func(f *cabi.Driver) uintptr { return f.StatementGetParameterSchema })
 }
 
 // Bind binds one batch of parameters, exported without a copy; the driver
 // takes the export over and releases it when it is done.
-func (s *Statement) Bind(_ context.Context, values arrow.RecordBatch) error {
+func (s *statement) Bind(_ context.Context, values arrow.RecordBatch) error {
 	return s.with(func(m *cmem) error {
 		arr := (*abi.Array)(abi.Pointer(m.alloc(unsafe.Sizeof(abi.Array{}))))
 		sc := (*abi.Schema)(abi.Pointer(m.alloc(unsafe.Sizeof(abi.Schema{}))))
@@ -194,7 +196,7 @@ func (s *Statement) Bind(_ context.Context, values arrow.RecordBatch) error {
 
 // BindStream binds a stream of parameter batches; the driver reads it
 // through the C stream interface and releases it.
-func (s *Statement) BindStream(_ context.Context, rdr array.RecordReader) error {
+func (s *statement) BindStream(_ context.Context, rdr array.RecordReader) error {
 	return s.with(func(m *cmem) error {
 		st := (*abi.ArrayStream)(abi.Pointer(m.alloc(unsafe.Sizeof(abi.ArrayStream{}))))
 		if err := stream.ExportReader(rdr, st); err != nil {
@@ -221,7 +223,7 @@ func releaseLeft(arr *abi.Array, sc *abi.Schema) {
 
 // ExecutePartitions runs the statement as partitions, each read with
 // Connection.ReadPartition.
-func (s *Statement) ExecutePartitions(context.Context) (schema *arrow.Schema, out adbc.Partitions, n int64, err error) {
+func (s *statement) ExecutePartitions(context.Context) (schema *arrow.Schema, out adbc.Partitions, n int64, err error) {
 	err = s.with(func(m *cmem) error {
 		sc := (*abi.Schema)(abi.Pointer(m.alloc(unsafe.Sizeof(abi.Schema{}))))
 		parts, rows := m.alloc(unsafe.Sizeof(cabi.Partitions{})), m.alloc(8)
@@ -276,7 +278,7 @@ func copyPartitions(p *cabi.Partitions) (adbc.Partitions, error) {
 
 // Cancel asks the driver to stop the statement's work; it does not wait
 // for the connection's lock, as the call it cancels holds it.
-func (s *Statement) Cancel() error {
+func (s *statement) Cancel() error {
 	s.c.life.RLock()
 	defer s.c.life.RUnlock()
 	if s.closed || s.c.closed {
@@ -287,7 +289,7 @@ func (s *Statement) Cancel() error {
 
 // watch cancels the statement when ctx is done, until stop is called; it
 // is called holding the statement open.
-func (s *Statement) watch(ctx context.Context) (stop func()) {
+func (s *statement) watch(ctx context.Context) (stop func()) {
 	if ctx.Done() == nil || s.d().StatementCancel == 0 {
 		return func() {}
 	}

@@ -951,7 +951,7 @@ func TestSQLiteRawArrow(t *testing.T) {
 		if f := reflect.ValueOf(dc).Elem().FieldByName("Conn"); !f.IsValid() || f.Interface() != cn {
 			t.Error("the driver.Conn has no field Conn holding the adbc.Connection")
 		}
-		if _, ok := cn.(*drivermgr.Connection); !ok {
+		if _, ok := cn.(drivermgr.Canceller); !ok {
 			t.Errorf("the adbc.Connection is a %T", cn)
 		}
 		st, err := cn.NewStatement()
