@@ -202,7 +202,10 @@ func open(path, entry string) (*driver, error) {
 			return d, nil
 		}
 	}
-	return nil, loadErr(adbc.StatusInternal, nil, "driver %s has no entry point %s (set %q)", path, strings.Join(names, " or "), OptionEntrypoint)
+	// "dlsym(X) failed: ...: undefined symbol: X" as Arrow's C manager says
+	// it, for programs that look for its words.
+	return nil, loadErr(adbc.StatusInternal, nil, "dlsym(%s) failed: driver %s has no entry point %s: undefined symbol: %s (set %q)",
+		names[0], path, strings.Join(names, " or "), names[0], OptionEntrypoint)
 }
 
 // asAdbc is err's adbc.Error.

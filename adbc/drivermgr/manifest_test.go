@@ -1003,7 +1003,8 @@ var manifestCases = []manifestCase{
 	{
 		name: "entrypoint from the option that the library lacks",
 		build: func(e *mfEnv) map[string]string {
-			e.mention("NoSuchDriverInit", e.sqlite)
+			// Arrow's C manager's words too, which programs look for.
+			e.mention("NoSuchDriverInit", e.sqlite, "dlsym(NoSuchDriverInit) failed", "undefined symbol: NoSuchDriverInit")
 			return map[string]string{"driver": e.sqlite, "entrypoint": "NoSuchDriverInit"}
 		},
 		want: adbc.StatusInternal,

@@ -67,7 +67,9 @@ func findProfile(name string, extra []string) (*profile, error) {
 	if len(dirs) > 0 {
 		where = strings.Join(dirs, ", ")
 	}
-	return nil, loadErr(adbc.StatusNotFound, nil, "connection profile %q: no %s.toml in %s (set %q, %s or %q)",
+	// "Profile not found: NAME" as Arrow's C manager says it, for programs
+	// that look for its words.
+	return nil, loadErr(adbc.StatusNotFound, nil, "Profile not found: %s (no %s.toml in %s; set %q, %s or %q)",
 		name, name, where, OptionAdditionalProfileSearchPaths, "ADBC_PROFILE_PATH", OptionProfile)
 }
 

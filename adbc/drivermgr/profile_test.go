@@ -202,7 +202,8 @@ var profileCases = []manifestCase{
 		name: "a name found nowhere",
 		build: func(e *mfEnv) map[string]string {
 			e.setenv("ADBC_PROFILE_PATH", e.dir("env"))
-			e.mention("nosuchprofile", e.dir("env"), filepath.Join(e.root, "xdg", "adbc", "profiles"))
+			// "Profile not found": Arrow's C manager's words, which programs look for.
+			e.mention("Profile not found: nosuchprofile", e.dir("env"), filepath.Join(e.root, "xdg", "adbc", "profiles"))
 			return map[string]string{"uri": "profile://nosuchprofile"}
 		},
 		want: adbc.StatusNotFound,
