@@ -21,6 +21,8 @@ import (
 // concurrent use); it is safe for concurrent use.
 type connection struct {
 	mu      sync.Mutex
+	amu     sync.Mutex  // guards ab, without mu (an abandoned call holds mu)
+	ab      abandonment // a call abandoned at its deadline (deadline.go)
 	drv     *driver
 	db      *Database
 	h       uintptr // struct AdbcConnection, C memory
@@ -89,6 +91,9 @@ func newConnection(db *Database) (*connection, error) {
 
 // lock takes the connection, or says why it cannot be used.
 func (c *connection) lock() error {
+	if c.abandoned() {
+		return ErrAbandoned
+	}
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
@@ -124,7 +129,7 @@ func (c *connection) reader(what string, fn fnOf, args func(m *cmem) []uintptr) 
 			return err
 		}
 		var err error
-		rd, err = newReader(c, (*abi.ArrayStream)(abi.Pointer(s)), nil)
+		rd, err = newReader(context.Background(), c, (*abi.ArrayStream)(abi.Pointer(s)), nil)
 		return err
 	})
 	return rd, err
@@ -240,6 +245,9 @@ func (c *connection) NewStatement() (adbc.Statement, error) {
 // result readers' streams and its statements (a driver's must go before
 // their connection). A second Close does nothing.
 func (c *connection) Close() error {
+	if c.afterAbandoned(func() { c.Close() }) {
+		return nil
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {

@@ -76,6 +76,9 @@ type Database struct {
 	options         // the option calls, with db.with
 	closed  bool
 	conns   map[*connection]struct{} // open, closed by Close first
+	// releaseAfter: Close found a connection still in an abandoned call;
+	// its return releases the database (forget).
+	releaseAfter bool
 }
 
 var (
@@ -147,11 +150,15 @@ func (db *Database) Open(context.Context) (adbc.Connection, error) {
 	return c, nil
 }
 
-// forget drops a closed connection from the database's open ones.
+// forget drops a closed connection from the database's open ones; the
+// last one of a database closed meanwhile releases it.
 func (db *Database) forget(c *connection) {
 	db.mu.Lock()
+	defer db.mu.Unlock()
 	delete(db.conns, c)
-	db.mu.Unlock()
+	if db.releaseAfter && len(db.conns) == 0 {
+		db.release()
+	}
 }
 
 // Close releases the database and the driver, after closing what of it is
@@ -175,8 +182,18 @@ func (db *Database) Close() error {
 	}
 	db.mu.Lock()
 	defer db.mu.Unlock()
-	errs = append(errs, db.drv.call("AdbcDatabaseRelease", db.drv.fns.DatabaseRelease, db.h))
+	if len(db.conns) > 0 {
+		// A connection's call abandoned at its deadline is still running:
+		// its Close, and then this release, follow its return.
+		db.releaseAfter = true
+		return errors.Join(errs...)
+	}
+	return errors.Join(append(errs, db.release())...)
+}
+
+// release releases the database and the driver; db.mu is held.
+func (db *Database) release() error {
+	err := db.drv.call("AdbcDatabaseRelease", db.drv.fns.DatabaseRelease, db.h)
 	ffi.Free(abi.Pointer(db.h))
-	errs = append(errs, db.drv.unref())
-	return errors.Join(errs...)
+	return errors.Join(err, db.drv.unref())
 }

@@ -1,6 +1,7 @@
 package drivermgr
 
 import (
+	"context"
 	"errors"
 	"runtime"
 	"sync/atomic"
@@ -23,6 +24,7 @@ import (
 // (ErrorFromArrayStream).
 type reader struct {
 	c    *connection
+	ctx  context.Context // ExecuteQuery's (a metadata call's: Background)
 	r    *stream.Reader
 	refs atomic.Int64
 	stop func() // the statement's cancellation watch, or nil
@@ -36,8 +38,8 @@ type reader struct {
 
 // newReader imports the stream the driver wrote into s; the connection is
 // held. stop (may be nil) is called when the reader is released.
-func newReader(c *connection, s *abi.ArrayStream, stop func()) (*reader, error) {
-	rd := &reader{c: c, stop: stop, snap: *s}
+func newReader(ctx context.Context, c *connection, s *abi.ArrayStream, stop func()) (*reader, error) {
+	rd := &reader{c: c, ctx: ctx, stop: stop, snap: *s}
 	r, err := stream.ImportReader(s)
 	if err != nil {
 		// The import released the stream: the driver can say no more of it.
@@ -55,13 +57,24 @@ func (rd *reader) Retain() { rd.refs.Add(1) }
 // Release releases the stream with the last reference (the driver's
 // release, holding the connection) and ends the cancellation watch.
 func (rd *reader) Release() {
-	if rd.refs.Add(-1) != 0 {
+	if rd.refs.Add(-1) != 0 || rd.c.afterAbandoned(rd.releaseLast) {
 		return
 	}
+	rd.releaseLast()
+}
+
+func (rd *reader) releaseLast() {
 	rd.c.mu.Lock()
+	rd.orphaned()
+	rd.c.mu.Unlock()
+}
+
+// orphaned releases the stream of a reader nobody holds (the last Release,
+// or a result its abandoned call made after its caller left); c.mu is
+// held.
+func (rd *reader) orphaned() {
 	rd.releaseStream()
 	delete(rd.c.readers, rd)
-	rd.c.mu.Unlock()
 	rd.free()
 }
 
@@ -83,24 +96,28 @@ func (rd *reader) free() {
 
 func (rd *reader) Schema() *arrow.Schema { return rd.r.Schema() }
 
+// Next reads the next batch. Once the context of the ExecuteQuery that
+// made the reader ends, a batch the driver is still computing is waited
+// for as ExecuteQuery waits (withDeadline): Next returns false with the
+// context's error at once, the driver's call abandoned.
 func (rd *reader) Next() bool {
 	if rd.err != nil {
 		return false
 	}
-	if err := rd.c.lock(); err != nil {
+	ok := false
+	err := rd.c.withDeadline(rd.ctx, "ArrowArrayStream.get_next", func(*cmem) error {
+		if rd.released {
+			return adbcerr.New(adbc.StatusInvalidState, "the result's connection is closed")
+		}
+		if ok = rd.r.Next(); !ok && rd.r.Err() != nil {
+			return rd.adbcErr(rd.r.Err())
+		}
+		return nil
+	}, nil)
+	if err != nil {
 		rd.err = err
 		return false
 	}
-	if rd.released {
-		rd.c.mu.Unlock()
-		rd.err = adbcerr.New(adbc.StatusInvalidState, "the result's connection is closed")
-		return false
-	}
-	ok := rd.r.Next()
-	if !ok && rd.r.Err() != nil {
-		rd.err = rd.adbcErr(rd.r.Err())
-	}
-	rd.c.mu.Unlock()
 	return ok
 }
 

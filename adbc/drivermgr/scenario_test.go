@@ -135,8 +135,9 @@ var scDrivers = []*scDriver{
 		declared: []string{"int64", "utf8", "float64"},
 		nullCols: []string{"int64", "int64", "int64"},
 		series:   "WITH RECURSIVE g(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM g WHERE i < %d) SELECT i, 'row' || i AS s FROM g",
-		// No StatementCancel: a query that ends by itself (2M rows).
-		block:      "WITH RECURSIVE g(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM g WHERE i < 2000000) SELECT count(*) FROM g",
+		// No StatementCancel: a query that ends by itself (10M rows, a few
+		// seconds), abandoned at its deadline.
+		block:      "WITH RECURSIVE g(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM g WHERE i < 10000000) SELECT count(*) FROM g",
 		ingestRows: func(n int64) int64 { return n },
 		// Parameters have no type before they are bound: null, named by
 		// position.
@@ -147,9 +148,13 @@ var scDrivers = []*scDriver{
 			executeSchema: adbc.StatusNotImplemented, missingTable: adbc.StatusNotFound},
 		partitions: adbc.StatusNotImplemented,
 		// No StatementCancel (ADBC 1.1 driver, the function answers
-		// NotImplemented): a cancelled context stops nothing; releasing the
-		// reader does.
-		cancel: scCancel{stmtCancel: adbc.StatusNotImplemented},
+		// NotImplemented): a cancelled context stops nothing in the
+		// driver; releasing the reader does. ExecuteQuery, which computes
+		// the result, is abandoned at its deadline: its caller gets the
+		// context's error at once, the connection answers ErrAbandoned
+		// until the driver returns.
+		cancel: scCancel{stmtCancel: adbc.StatusNotImplemented,
+			during: scErr{at: "ExecuteQuery", code: adbc.StatusInvalidState, msg: "abandoned at its deadline"}},
 		// Errors carry no SQLSTATE.
 		syntax: scErr{at: "ExecuteQuery", code: adbc.StatusInvalidArgument, msg: "syntax error"},
 		unique: scErr{at: "ExecuteUpdate", code: adbc.StatusIO, msg: "UNIQUE constraint failed"},
@@ -1465,6 +1470,17 @@ func scCancelScenario(e *scEnv) {
 	}
 	e.failure("cancelled during ExecuteQuery", at, err, e.d.cancel.during)
 	e.Logf("cancelled during ExecuteQuery: ended after %v", time.Since(start).Round(time.Millisecond))
+	if errors.Is(err, drivermgr.ErrAbandoned) {
+		// The caller is back while the driver still computes: the
+		// connection says so, Close returns at once and the release
+		// follows the driver's return (the leak check below).
+		if !errors.Is(err, context.DeadlineExceeded) {
+			e.Errorf("an abandoned ExecuteQuery: %v; want context.DeadlineExceeded", err)
+		}
+		if _, err := c.NewStatement(); !errors.Is(err, drivermgr.ErrAbandoned) || !errors.Is(err, adbcerr.InvalidState) {
+			e.Errorf("NewStatement beside an abandoned call: %v; want ErrAbandoned", err)
+		}
+	}
 	st.Close()
 	cancel()
 

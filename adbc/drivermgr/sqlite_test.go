@@ -5,11 +5,13 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-adbc/go/adbc"
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/purearrow/cdevice"
 	"github.com/purearrow/cdevice/adbc/adbcerr"
 	"github.com/purearrow/cdevice/adbc/drivermgr"
 )
@@ -211,5 +213,51 @@ func TestSQLiteMetadata(t *testing.T) {
 			t.Errorf("%d rows, %v", rows, err)
 		}
 		r.Release()
+	}
+}
+
+// A query on Arrow's SQLite driver (which cannot cancel) whose context
+// ends: ExecuteQuery returns the context's error at once, abandoning the
+// call; the connection answers ErrAbandoned meanwhile; Close of the
+// statement, the connection and the database return at once, and what the
+// call made, then the connection and the database, are released when the
+// driver returns: nothing is held after.
+func TestSQLiteAbandonedQuery(t *testing.T) {
+	base := settled(cdevice.LiveLeaks())
+	db, err := drivermgr.Driver{}.NewDatabase(map[string]string{"driver": sharedADBC(t, "libadbc_driver_sqlite.so"), "uri": "file::memory:"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cn, err := db.Open(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := cn.NewStatement()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.SetSqlQuery("WITH RECURSIVE g(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM g WHERE i < 10000000) SELECT count(*) FROM g"); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	if _, _, err := st.ExecuteQuery(ctx); !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, drivermgr.ErrAbandoned) {
+		t.Fatalf("ExecuteQuery past its deadline: %v; want context.DeadlineExceeded, ErrAbandoned", err)
+	}
+	if err := st.SetSqlQuery("SELECT 1"); !errors.Is(err, adbcerr.InvalidState) {
+		t.Errorf("a call beside the abandoned one: %v; want InvalidState", err)
+	}
+	closed := make(chan error, 1)
+	go func() { closed <- errors.Join(st.Close(), cn.Close(), db.Close()) }()
+	select {
+	case err := <-closed:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(2 * time.Second): // the query itself takes seconds
+		t.Fatal("Close waited for the abandoned call")
+	}
+	if got := settledTo(base); got != base {
+		t.Errorf("after the abandoned call came back: %+v held, %+v before", got, base)
 	}
 }

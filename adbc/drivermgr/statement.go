@@ -70,6 +70,9 @@ func (s *statement) call(what string, fn fnOf, args func(m *cmem) []uintptr) err
 // Close after its connection's (which released it).
 func (s *statement) Close() error {
 	c := s.c
+	if c.afterAbandoned(func() { s.Close() }) {
+		return nil
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if s.closed {
@@ -115,7 +118,10 @@ func (s *statement) ExecuteQuery(ctx context.Context) (array.RecordReader, int64
 	stop := func() {}
 	var rd *reader
 	n := int64(-1)
-	err := s.with(func(m *cmem) error {
+	err := s.c.withDeadline(ctx, "AdbcStatementExecuteQuery", func(m *cmem) error {
+		if s.closed {
+			return adbcerr.New(adbc.StatusInvalidState, "statement closed")
+		}
 		stop = s.watch(ctx)
 		out, rows := m.alloc(unsafe.Sizeof(abi.ArrayStream{})), m.alloc(8)
 		*(*int64)(abi.Pointer(rows)) = -1
@@ -124,9 +130,18 @@ func (s *statement) ExecuteQuery(ctx context.Context) (array.RecordReader, int64
 		}
 		n = *(*int64)(abi.Pointer(rows))
 		var err error
-		rd, err = newReader(s.c, (*abi.ArrayStream)(abi.Pointer(out)), stop)
+		rd, err = newReader(ctx, s.c, (*abi.ArrayStream)(abi.Pointer(out)), stop)
 		return err
+	}, func() { // abandoned: what it made is nobody's
+		if rd != nil {
+			rd.orphaned()
+		} else {
+			stop()
+		}
 	})
+	if errors.Is(err, ErrAbandoned) {
+		return nil, -1, err
+	}
 	if err != nil {
 		if rd == nil {
 			stop()
@@ -140,7 +155,10 @@ func (s *statement) ExecuteQuery(ctx context.Context) (array.RecordReader, int64
 // affected (-1 where the driver does not know).
 func (s *statement) ExecuteUpdate(ctx context.Context) (int64, error) {
 	n := int64(-1)
-	err := s.with(func(m *cmem) error {
+	err := s.c.withDeadline(ctx, "AdbcStatementExecuteQuery", func(m *cmem) error {
+		if s.closed {
+			return adbcerr.New(adbc.StatusInvalidState, "statement closed")
+		}
 		defer s.watch(ctx)()
 		rows := m.alloc(8)
 		*(*int64)(abi.Pointer(rows)) = -1
@@ -149,7 +167,7 @@ func (s *statement) ExecuteUpdate(ctx context.Context) (int64, error) {
 		}
 		n = *(*int64)(abi.Pointer(rows))
 		return nil
-	})
+	}, nil)
 	if err != nil {
 		return -1, err
 	}

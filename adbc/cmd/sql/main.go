@@ -27,9 +27,38 @@ import (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+	ctx, stop := interruptible()
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	if code != 0 && errors.Is(context.Cause(ctx), errInterrupted) {
+		code = exitInterrupted
+	}
+	os.Exit(code)
+}
+
+// exitInterrupted is the status of a run that Ctrl-C ended, as shells
+// report a process a SIGINT killed.
+const exitInterrupted = 130
+
+var errInterrupted = errors.New("interrupted")
+
+// interruptible is a context that the first Ctrl-C (SIGINT) cancels: the
+// query is cancelled, or abandoned where the driver cannot cancel it, and
+// run returns. A second Ctrl-C exits at once.
+func interruptible() (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	sig := make(chan os.Signal, 2)
+	signal.Notify(sig, os.Interrupt)
+	go func() {
+		if _, ok := <-sig; !ok {
+			return
+		}
+		cancel(errInterrupted)
+		if _, ok := <-sig; ok {
+			os.Exit(exitInterrupted)
+		}
+	}()
+	return ctx, func() { signal.Stop(sig); close(sig) }
 }
 
 // options are repeated -o key=value flags.

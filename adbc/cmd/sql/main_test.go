@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -14,7 +15,22 @@ import (
 	"github.com/purearrow/cdevice/internal/testsupport"
 )
 
-func TestMain(m *testing.M) { testsupport.Main(m) }
+// TestMain is the tests', or, with mainEnv set, the command itself run
+// by a test in a child process, with mainEnv's JSON list as its arguments.
+func TestMain(m *testing.M) {
+	if a := os.Getenv(mainEnv); a != "" {
+		var args []string
+		if err := json.Unmarshal([]byte(a), &args); err != nil {
+			panic(err)
+		}
+		os.Args = append([]string{"sql"}, args...)
+		main()
+	}
+	testsupport.Main(m)
+}
+
+// mainEnv holds the arguments of the command run as a child.
+const mainEnv = "CDEVICE_SQL_MAIN_ARGS"
 
 func sqliteDriver(t *testing.T) string {
 	t.Helper()

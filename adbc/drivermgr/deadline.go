@@ -1,0 +1,106 @@
+package drivermgr
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/apache/arrow-adbc/go/adbc"
+	"github.com/purearrow/cdevice/adbc/adbcerr"
+)
+
+// abandonGrace is how long a call whose context has ended may still take
+// to come back (the driver cancelling it, where it can) before it is
+// abandoned: its caller gets the context's error within it.
+const abandonGrace = 50 * time.Millisecond
+
+// ErrAbandoned is what a connection answers while a call abandoned at its
+// deadline is still running in the driver (an adbcerr.InvalidState
+// error); it answers normally again once that call comes back.
+var ErrAbandoned = adbcerr.New(adbc.StatusInvalidState, "a call abandoned at its deadline is still running")
+
+// abandonment is a connection's record of a call abandoned at its
+// deadline: the releases asked for meanwhile run when it comes back.
+type abandonment struct {
+	running bool
+	after   []func() // Closes asked for meanwhile
+}
+
+// abandoned reports whether an abandoned call of c is still running.
+func (c *connection) abandoned() bool {
+	c.amu.Lock()
+	defer c.amu.Unlock()
+	return c.ab.running
+}
+
+// afterAbandoned runs f once the abandoned call comes back, and reports
+// true, if one is running; else it reports false and does nothing.
+func (c *connection) afterAbandoned(f func()) bool {
+	c.amu.Lock()
+	defer c.amu.Unlock()
+	if c.ab.running {
+		c.ab.after = append(c.ab.after, f)
+	}
+	return c.ab.running
+}
+
+// withDeadline is with for a call that may run long (a query): once ctx
+// ends, the call gets abandonGrace to come back (a driver that cancels
+// stops it: the statement's watch asks it to), then its caller gets ctx's
+// error at once while the call goes on in the driver. The connection
+// stays held by it (other calls answer ErrAbandoned, Closes are deferred)
+// until it comes back; then orphan (if set) releases what it made, and
+// the deferred Closes run. Without a ctx that can end, it is with. After
+// an abandonment (an error wrapping ErrAbandoned) the caller must not read
+// what f writes: orphan has it.
+func (c *connection) withDeadline(ctx context.Context, what string, f func(m *cmem) error, orphan func()) error {
+	if ctx.Done() == nil {
+		return c.with(f)
+	}
+	if err := c.lock(); err != nil {
+		return err
+	}
+	done := make(chan error, 1)
+	go func() { done <- f(c.scratch) }()
+	var err error
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		t := time.NewTimer(abandonGrace)
+		select {
+		case err = <-done:
+			t.Stop()
+			if err != nil {
+				err = errors.Join(ctx.Err(), err)
+			}
+		case <-t.C:
+			c.amu.Lock()
+			c.ab.running = true
+			c.amu.Unlock()
+			go c.finishAbandoned(done, orphan)
+			return fmt.Errorf("%s: %w: abandoned at its deadline; %w until the driver returns", what, ctx.Err(), ErrAbandoned)
+		}
+	}
+	c.scratch.free()
+	c.mu.Unlock()
+	return err
+}
+
+// finishAbandoned waits for an abandoned call, releases what it made, and
+// gives the connection back; c.mu is held for it.
+func (c *connection) finishAbandoned(done <-chan error, orphan func()) {
+	<-done
+	if orphan != nil {
+		orphan()
+	}
+	c.scratch.free()
+	c.amu.Lock()
+	after := c.ab.after
+	c.ab = abandonment{}
+	c.amu.Unlock()
+	c.mu.Unlock()
+	for _, f := range after {
+		f()
+	}
+}
