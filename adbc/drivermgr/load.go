@@ -113,7 +113,8 @@ func load(r loadRequest) (*driver, error) {
 		return open(name, r.entrypoint)
 	}
 	var searched, passed []string
-	for _, pl := range searchPlaces(r) {
+	places, _ := searchPlaces(r)
+	for _, pl := range places {
 		searched = append(searched, pl.String())
 		d, found, err := pl.lookup(name, r.entrypoint)
 		if !found {

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/purearrow/cdevice/internal/ffi"
 )
@@ -15,6 +16,8 @@ type place interface {
 	// unless the place names one; found is false where nothing here is
 	// called so.
 	lookup(name, entrypoint string) (d *driver, found bool, err error)
+	// drivers lists the names of the drivers here.
+	drivers() []string
 	String() string
 }
 
@@ -22,6 +25,15 @@ type place interface {
 type manifestDir string
 
 func (dir manifestDir) String() string { return string(dir) }
+
+func (dir manifestDir) drivers() []string {
+	ms, _ := filepath.Glob(filepath.Join(string(dir), "*.toml"))
+	var names []string
+	for _, m := range ms {
+		names = append(names, strings.TrimSuffix(filepath.Base(m), ".toml"))
+	}
+	return names
+}
 
 func (dir manifestDir) lookup(name, entrypoint string) (*driver, bool, error) {
 	m := filepath.Join(string(dir), name+".toml")
@@ -35,29 +47,62 @@ func (dir manifestDir) lookup(name, entrypoint string) (*driver, bool, error) {
 // searchPlaces lists the places searched for a driver named without a
 // path, in the ADBC spec's order, as the load flags allow:
 // $ADBC_DRIVER_PATH, the caller's extra paths,
-// $CONDA_PREFIX/etc/adbc/drivers, the user's, the system's.
-func searchPlaces(r loadRequest) []place {
-	var dirs []string
-	if r.flags&LoadFlagsSearchEnv != 0 {
-		dirs = append(dirs, splitList(os.Getenv("ADBC_DRIVER_PATH"))...)
-	}
-	dirs = append(dirs, r.extraPaths...)
-	if r.flags&LoadFlagsSearchEnv != 0 {
-		if d := ffi.EnvDir("CONDA_PREFIX", "etc", "adbc", "drivers"); d != "" {
-			dirs = append(dirs, d)
+// $CONDA_PREFIX/etc/adbc/drivers, the user's, the system's; from says
+// what put each in the list.
+func searchPlaces(r loadRequest) (places []place, from []string) {
+	add := func(what string, ps ...place) {
+		for _, p := range ps {
+			places, from = append(places, p), append(from, what)
 		}
 	}
-	var places []place
-	for _, d := range dirs {
-		places = append(places, manifestDir(d))
+	dirs := func(ds []string) (ps []place) {
+		for _, d := range ds {
+			ps = append(ps, manifestDir(d))
+		}
+		return ps
+	}
+	if r.flags&LoadFlagsSearchEnv != 0 {
+		add("$ADBC_DRIVER_PATH", dirs(splitList(os.Getenv("ADBC_DRIVER_PATH")))...)
+	}
+	add(OptionAdditionalSearchPaths, dirs(r.extraPaths)...)
+	if r.flags&LoadFlagsSearchEnv != 0 {
+		if d := ffi.EnvDir("CONDA_PREFIX", "etc", "adbc", "drivers"); d != "" {
+			add("$CONDA_PREFIX", manifestDir(d))
+		}
 	}
 	if r.flags&LoadFlagsSearchPath != 0 {
-		places = append(places, userPlaces()...)
+		add("the user's", userPlaces()...)
 	}
 	if r.flags&LoadFlagsSearchSystem != 0 {
-		places = append(places, systemPlaces()...)
+		add("the system's", systemPlaces()...)
 	}
-	return places
+	return places, from
+}
+
+// A SearchPlace is a place where NewDatabase looks for a driver named
+// without a path: a directory of manifests (NAME.toml) or, on Windows, a
+// registry key of drivers.
+type SearchPlace struct {
+	Place   string   // the directory or key
+	From    string   // what puts it in the list: "$ADBC_DRIVER_PATH", OptionAdditionalSearchPaths, "$CONDA_PREFIX", "the user's", "the system's"
+	Drivers []string // the names of the drivers there
+}
+
+// SearchPlaces lists, in the order NewDatabase searches them under opts
+// (LoadFlagsOptionKey, OptionAdditionalSearchPaths), the places where a
+// driver named without a path is looked for, and the drivers each holds.
+// After them, the system's loader is asked for the library of the name.
+func SearchPlaces(opts map[string]string) ([]SearchPlace, error) {
+	q, err := newRequest(opts)
+	if err != nil {
+		return nil, err
+	}
+	places, from := searchPlaces(q.loadRequest)
+	out := make([]SearchPlace, len(places))
+	for i, p := range places {
+		out[i] = SearchPlace{Place: p.String(), From: from[i], Drivers: p.drivers()}
+	}
+	return out, nil
 }
 
 // userManifestDir is the user's directory of manifests, where there is one.

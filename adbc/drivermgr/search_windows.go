@@ -46,6 +46,16 @@ const registryDriversPath = `SOFTWARE\ADBC\Drivers`
 
 func (r registryDrivers) String() string { return r.name + `\` + registryDriversPath }
 
+func (r registryDrivers) drivers() []string {
+	k, err := registry.OpenKey(r.root, registryDriversPath, registry.ENUMERATE_SUB_KEYS)
+	if err != nil {
+		return nil
+	}
+	defer k.Close()
+	names, _ := k.ReadSubKeyNames(-1)
+	return names
+}
+
 func (r registryDrivers) lookup(name, entrypoint string) (*driver, bool, error) {
 	k, err := registry.OpenKey(r.root, registryDriversPath+`\`+name, registry.QUERY_VALUE)
 	if err != nil {

@@ -94,12 +94,21 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&c.limit, "limit", 100, "print at most this many rows (all are read; 0: no limit)")
 	fs.BoolVar(&c.progress, "progress", term, "show a progress line on stderr during the read")
 	fs.Var(c.opts, "o", "a database option, key=value (repeatable)")
+	list := fs.Bool("list-drivers", false, "list the places a driver named without a path is searched for, in order, and the drivers each holds")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: sql --driver NAME|PATH|--profile NAME|PATH [--uri URI] [-o key=value]... [--out FILE] \"QUERY\"")
+		fmt.Fprintln(stderr, "       sql --list-drivers [-o key=value]...")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
 		return 2
+	}
+	if *list {
+		if err := listDrivers(stdout, c.opts); err != nil {
+			fmt.Fprintln(stderr, "sql:", err)
+			return 1
+		}
+		return 0
 	}
 	if fs.NArg() != 1 || (c.driver == "" && c.uri == "" && c.profile == "") {
 		fs.Usage()

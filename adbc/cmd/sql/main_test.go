@@ -166,3 +166,27 @@ func TestPasswordNotShown(t *testing.T) {
 		}
 	}
 }
+
+// --list-drivers names every place in the search order, with the drivers
+// there: a manifest in $ADBC_DRIVER_PATH and one in a folder an option
+// adds, before the user's and the system's.
+func TestListDrivers(t *testing.T) {
+	env, extra := t.TempDir(), t.TempDir()
+	for dir, name := range map[string]string{env: "sqlite", extra: "duck"} {
+		if err := os.WriteFile(filepath.Join(dir, name+".toml"), []byte("manifest_version = 1\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("ADBC_DRIVER_PATH", env)
+	code, out, errs := runSQL(t, "--list-drivers", "-o", "additional_manifest_search_path_list="+extra)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) < 4 || lines[0] != "1. "+env+" ($ADBC_DRIVER_PATH): sqlite" ||
+		lines[1] != "2. "+extra+" (additional_manifest_search_path_list): duck" ||
+		!strings.Contains(out, "(the user's)") || !strings.Contains(out, "(the system's)") ||
+		!strings.Contains(lines[len(lines)-1], "the system's loader") {
+		t.Errorf("--list-drivers printed:\n%s", out)
+	}
+}
