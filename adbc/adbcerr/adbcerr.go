@@ -31,6 +31,24 @@ var (
 	Unauthorized    error = &sentinel{adbc.StatusUnauthorized}
 )
 
+// sentinels are the sentinel errors by Status.
+var sentinels = [...]error{
+	adbc.StatusUnknown: Unknown, adbc.StatusNotImplemented: NotImplemented, adbc.StatusNotFound: NotFound,
+	adbc.StatusAlreadyExists: AlreadyExists, adbc.StatusInvalidArgument: InvalidArgument,
+	adbc.StatusInvalidState: InvalidState, adbc.StatusInvalidData: InvalidData, adbc.StatusIntegrity: Integrity,
+	adbc.StatusInternal: Internal, adbc.StatusIO: IO, adbc.StatusCancelled: Cancelled, adbc.StatusTimeout: Timeout,
+	adbc.StatusUnauthenticated: Unauthenticated, adbc.StatusUnauthorized: Unauthorized,
+}
+
+// Of returns the sentinel error of code: nil for StatusOK and for a code
+// that is no Status of ADBC's.
+func Of(code adbc.Status) error {
+	if int(code) < len(sentinels) {
+		return sentinels[code]
+	}
+	return nil
+}
+
 // statusError is an adbc.Error that errors.Is matches by status.
 type statusError struct{ e adbc.Error }
 

@@ -562,17 +562,6 @@ func scTypeNames(fields []arrow.Field) []string {
 	return out
 }
 
-// scSentinels: the sentinel errors.Is finds for each status.
-var scSentinels = map[adbc.Status]error{
-	adbc.StatusUnknown: adbcerr.Unknown, adbc.StatusNotImplemented: adbcerr.NotImplemented,
-	adbc.StatusNotFound: adbcerr.NotFound, adbc.StatusAlreadyExists: adbcerr.AlreadyExists,
-	adbc.StatusInvalidArgument: adbcerr.InvalidArgument, adbc.StatusInvalidState: adbcerr.InvalidState,
-	adbc.StatusInvalidData: adbcerr.InvalidData, adbc.StatusIntegrity: adbcerr.Integrity,
-	adbc.StatusInternal: adbcerr.Internal, adbc.StatusIO: adbcerr.IO, adbc.StatusCancelled: adbcerr.Cancelled,
-	adbc.StatusTimeout: adbcerr.Timeout, adbc.StatusUnauthenticated: adbcerr.Unauthenticated,
-	adbc.StatusUnauthorized: adbcerr.Unauthorized,
-}
-
 // status checks that err has the status want (StatusOK: nil).
 func (e *scEnv) status(what string, err error, want adbc.Status) {
 	e.Helper()
@@ -590,7 +579,7 @@ func (e *scEnv) status(what string, err error, want adbc.Status) {
 	if ae.Code != want {
 		e.Errorf("%s: status %v (%v), want %v", what, ae.Code, err, want)
 	}
-	if !errors.Is(err, scSentinels[want]) {
+	if !errors.Is(err, adbcerr.Of(want)) {
 		e.Errorf("%s: errors.Is(%v, the %v sentinel) is false", what, err, want)
 	}
 }
