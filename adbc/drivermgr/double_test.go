@@ -103,7 +103,7 @@ func newDouble(t *testing.T) *dbl {
 
 // controls are the double's control functions.
 var controls = []string{"double_reset", "double_fail", "double_fail_detail", "double_calls", "double_fired",
-	"double_fn_name", "double_fn_failable", "double_set_version100", "double_set_scribble",
+	"double_fn_name", "double_fn_failable", "double_set_version100", "double_set_wait", "double_set_scribble",
 	"double_set_null_release", "double_set_error_always", "double_lie", "double_live", "double_foreign", "double_bound",
 	"double_misuse", "double_misuse_msg", "double_entry", "double_version"}
 
@@ -149,6 +149,7 @@ func (d *dbl) entry() string             { return ffi.GoString(d.call("double_en
 func (d *dbl) version() int              { return int(int32(d.call("double_version"))) }
 func (d *dbl) setV100(on bool)           { d.call("double_set_version100", b2u(on)) }
 func (d *dbl) setScribble(on bool)       { d.call("double_set_scribble", b2u(on)) }
+func (d *dbl) setWait(ms int)            { d.call("double_set_wait", uintptr(ms)) }
 func (d *dbl) setNullRelease(on bool)    { d.call("double_set_null_release", b2u(on)) }
 func (d *dbl) setErrorAlways(on bool)    { d.call("double_set_error_always", b2u(on)) }
 func (d *dbl) lie(kind, at int)          { d.call("double_lie", uintptr(kind), uintptr(at)) }
@@ -1239,6 +1240,46 @@ func TestDoubleContextCancels(t *testing.T) {
 	wantStatus(t, "GetTableSchema of no table", err, adbc.StatusNotFound)
 	_, err = cn.(adbc.GetSetOptions).GetOptionInt("no.such.option")
 	wantStatus(t, "an option never set", err, adbc.StatusNotFound)
+}
+
+// A query whose driver does not stop it (StatementCancel failing: the
+// double's "wait" runs its full 1.5 s) is abandoned at its deadline: the
+// caller has the context's error at once, the connection answers
+// ErrAbandoned, Close of the statement, connection and database return
+// at once, and when the driver returns every object is released exactly
+// once (the double's count, at the end of the test).
+func TestDoubleAbandonedCall(t *testing.T) {
+	d := newDouble(t)
+	d.setWait(1500)
+	db, cn, st := d.session(t, nil)
+	if err := st.SetSqlQuery("wait"); err != nil {
+		t.Fatal(err)
+	}
+	d.fail(t, "StatementCancel", 1, failure{status: adbc.StatusNotImplemented, msg: "no cancel here"})
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if _, _, err := st.ExecuteQuery(ctx); !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, drivermgr.ErrAbandoned) {
+		t.Fatalf("ExecuteQuery past its deadline: %v; want context.DeadlineExceeded, ErrAbandoned", err)
+	}
+	if _, err := cn.NewStatement(); !errors.Is(err, drivermgr.ErrAbandoned) {
+		t.Errorf("NewStatement beside the abandoned call: %v", err)
+	}
+	if n := d.live("statements") - d.base["statements"]; n != 1 {
+		t.Errorf("%d statements live during the abandoned call, want 1", n)
+	}
+	closed := make(chan error, 1)
+	go func() { closed <- errors.Join(st.Close(), cn.Close(), db.Close()) }()
+	select {
+	case err := <-closed:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(time.Second):
+		t.Fatal("Close waited for the abandoned call")
+	}
+	if !settle.Eventually(func() bool { return d.live("databases") == d.base["databases"] }) {
+		t.Errorf("the database was not released after the abandoned call came back")
+	}
 }
 
 // Connections used from several goroutines at once, each with its own

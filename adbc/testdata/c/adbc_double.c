@@ -9,7 +9,8 @@
  *
  * The toy database: a query "rows N [batch B]" yields one int64 column "v"
  * holding 0..N-1 in batches of B rows (4 by default); "wait" blocks until
- * the statement is cancelled (CANCELLED) or 10 s pass (TIMEOUT); any other
+ * the statement is cancelled (CANCELLED) or 10 s (double_set_wait) pass
+ * (TIMEOUT); any other
  * query is a syntax error. ExecuteUpdate answers the rows bound, else N.
  * Bound parameters (Bind, BindStream) are moved in, read at execution (the
  * sum of an int64 first column is recorded) and released once, at the
@@ -118,6 +119,7 @@ static int64_t fired;
 
 /* Modes. */
 static int mode_v100;        /* a 1.0.0-only driver */
+static int wait_ms = 10000;  /* how long "wait" waits for a cancel */
 static int mode_scribble;    /* with mode_v100: write the whole table anyway */
 static int mode_null_release; /* AdbcDriver.release NULL */
 static int mode_error_always; /* ErrorFromArrayStream: an error (status OK) for every live stream */
@@ -1681,7 +1683,12 @@ static AdbcStatusCode StatementExecuteQuery(struct AdbcStatement *statement, str
 		s->cancelled = 0;
 		struct timespec until;
 		clock_gettime(CLOCK_REALTIME, &until);
-		until.tv_sec += 10;
+		until.tv_sec += wait_ms / 1000;
+		until.tv_nsec += (long)(wait_ms % 1000) * 1000000L;
+		if (until.tv_nsec >= 1000000000L) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000L;
+		}
 		int rc = 0;
 		while (!s->cancelled && rc == 0)
 			rc = pthread_cond_timedwait(&cancel_cv, &mu, &until);
@@ -2133,6 +2140,7 @@ EXPORT void double_reset(void)
 	memset(calls, 0, sizeof calls);
 	fired = 0;
 	mode_v100 = mode_scribble = mode_null_release = mode_error_always = 0;
+	wait_ms = 10000;
 	lie_kind = lie_at = 0;
 	misuse = 0;
 	misuse_msg[0] = 0;
@@ -2245,6 +2253,14 @@ EXPORT void double_set_version100(int on)
 {
 	LOCK();
 	mode_v100 = on;
+	UNLOCK();
+}
+
+/* double_set_wait sets how long "wait" waits for a cancel (10 s). */
+EXPORT void double_set_wait(int ms)
+{
+	LOCK();
+	wait_ms = ms;
 	UNLOCK();
 }
 
