@@ -1,17 +1,22 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"os"
 	"sync"
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/apache/arrow-adbc/go/adbc"
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/ebitengine/purego"
 	"github.com/purearrow/cdevice"
 	"github.com/purearrow/cdevice/abi"
+	"github.com/purearrow/cdevice/adbc/drivermgr"
 	"github.com/purearrow/cdevice/internal/ffi"
 	"github.com/purearrow/cdevice/stream"
 )
@@ -32,10 +37,9 @@ type Lib struct {
 	Path    string
 	Version string
 
-	adbcInit func(version int32, driver, err unsafe.Pointer) uint8 // AdbcStatusCode: uint8_t
-	malloc   func(n uintptr) unsafe.Pointer
-	free     func(p unsafe.Pointer)
-	version  func() string
+	malloc  func(n uintptr) unsafe.Pointer
+	free    func(p unsafe.Pointer)
+	version func() string
 
 	// The C API, for duckdb_arrow_scan.
 	open         func(path string, out unsafe.Pointer) int32
@@ -81,7 +85,6 @@ func LoadLib(path string) (*Lib, error) {
 		fn   any
 		name string
 	}{
-		{&l.adbcInit, "duckdb_adbc_init"},
 		{&l.malloc, "duckdb_malloc"},
 		{&l.free, "duckdb_free"},
 		{&l.version, "duckdb_library_version"},
@@ -130,55 +133,18 @@ func goString(p unsafe.Pointer) string {
 	return string(unsafe.Slice((*byte)(p), n))
 }
 
-// ---- ADBC ----
+// ---- ADBC, through drivermgr ----
 
-// adbcVersion100 is ADBC_VERSION_1_0_0.
-const adbcVersion100 = 1000000
-
-// Indexes of the function pointers in struct AdbcDriver (adbc.h, 1.0.0).
-const (
-	drvDatabaseInit          = 3
-	drvDatabaseNew           = 4
-	drvDatabaseSetOption     = 5
-	drvDatabaseRelease       = 6
-	drvConnectionInit        = 12
-	drvConnectionNew         = 13
-	drvConnectionRelease     = 16
-	drvStatementBindStream   = 19
-	drvStatementExecuteQuery = 20
-	drvStatementNew          = 23
-	drvStatementRelease      = 25
-	drvStatementSetOption    = 26
-	drvStatementSetSQLQuery  = 27
-	drvSlots                 = 64 // room for ADBC 1.1's fields too
-)
-
-// adbcError mirrors struct AdbcError (1.1.0 layout; 1.0.0 is its prefix).
-type adbcError struct {
-	message       *byte
-	vendorCode    int32
-	sqlstate      [5]byte
-	release       uintptr
-	privateData   uintptr
-	privateDriver uintptr
-}
-
-// adbcObject mirrors struct AdbcDatabase, AdbcConnection and AdbcStatement.
-type adbcObject struct {
-	privateData   uintptr
-	privateDriver uintptr
-}
+// adbcEntrypoint is DuckDB's ADBC driver entry point.
+const adbcEntrypoint = "duckdb_adbc_init"
 
 // DB is one in-memory DuckDB database and one connection to it, opened
-// through DuckDB's ADBC driver (duckdb_adbc_init). Its methods serialise
-// on a mutex: an ADBC connection is not safe for concurrent use.
+// through DuckDB's ADBC driver by drivermgr: arrow-adbc's interfaces, no
+// cgo. It is safe for concurrent use (drivermgr serializes a connection's
+// calls).
 type DB struct {
-	lib    *Lib
-	mu     sync.Mutex
-	driver *[drvSlots]uintptr
-	db     *adbcObject
-	conn   *adbcObject
-	closed bool
+	db adbc.Database
+	cn adbc.Connection
 }
 
 // Open opens an in-memory database through DuckDB's ADBC driver.
@@ -186,268 +152,108 @@ func Open(lib *Lib) (*DB, error) {
 	if lib == nil {
 		return nil, ErrNoLibrary
 	}
-	d := &DB{
-		lib:    lib,
-		driver: (*[drvSlots]uintptr)(lib.calloc(unsafe.Sizeof([drvSlots]uintptr{}))),
-		db:     (*adbcObject)(lib.calloc(unsafe.Sizeof(adbcObject{}))),
-		conn:   (*adbcObject)(lib.calloc(unsafe.Sizeof(adbcObject{}))),
-	}
-	e := d.newError()
-	defer d.freeError(e)
-	if st := lib.adbcInit(adbcVersion100, unsafe.Pointer(d.driver), unsafe.Pointer(e)); st != 0 {
-		err := d.adbcErr("duckdb_adbc_init", st, e)
-		d.freeAll()
+	db, err := drivermgr.Driver{}.NewDatabase(map[string]string{"driver": lib.Path, "entrypoint": adbcEntrypoint})
+	if err != nil {
 		return nil, err
 	}
-	steps := []struct {
-		what string
-		fn   int
-		args []uintptr
-	}{
-		{"AdbcDatabaseNew", drvDatabaseNew, []uintptr{uintptr(unsafe.Pointer(d.db))}},
-		{"AdbcDatabaseInit", drvDatabaseInit, []uintptr{uintptr(unsafe.Pointer(d.db))}},
-		{"AdbcConnectionNew", drvConnectionNew, []uintptr{uintptr(unsafe.Pointer(d.conn))}},
-		{"AdbcConnectionInit", drvConnectionInit, []uintptr{uintptr(unsafe.Pointer(d.conn)), uintptr(unsafe.Pointer(d.db))}},
-	}
-	for i, s := range steps {
-		if err := d.call(s.what, s.fn, e, s.args...); err != nil {
-			if i >= 3 {
-				_ = d.call("AdbcConnectionRelease", drvConnectionRelease, e, uintptr(unsafe.Pointer(d.conn)))
-			}
-			if i >= 1 {
-				_ = d.call("AdbcDatabaseRelease", drvDatabaseRelease, e, uintptr(unsafe.Pointer(d.db)))
-			}
-			d.freeAll()
-			return nil, err
-		}
-	}
-	return d, nil
-}
-
-func (d *DB) newError() *adbcError {
-	return (*adbcError)(d.lib.calloc(unsafe.Sizeof(adbcError{})))
-}
-
-func (d *DB) freeError(e *adbcError) {
-	if e.release != 0 {
-		purego.SyscallN(e.release, uintptr(unsafe.Pointer(e)))
-	}
-	d.lib.free(unsafe.Pointer(e))
-}
-
-func (d *DB) freeAll() {
-	d.lib.free(unsafe.Pointer(d.driver))
-	d.lib.free(unsafe.Pointer(d.db))
-	d.lib.free(unsafe.Pointer(d.conn))
-}
-
-// adbcErr turns a status code and the error it filled into a Go error,
-// releasing the error's message.
-func (d *DB) adbcErr(what string, status uint8, e *adbcError) error {
-	msg := ""
-	if e.message != nil {
-		msg = goString(unsafe.Pointer(e.message))
-	}
-	if e.release != 0 {
-		purego.SyscallN(e.release, uintptr(unsafe.Pointer(e)))
-	}
-	*e = adbcError{}
-	if msg == "" {
-		msg = fmt.Sprintf("ADBC status %d", status)
-	}
-	return fmt.Errorf("duckdb: %s: %s", what, msg)
-}
-
-// call calls the driver's function at index fn with args and e appended.
-func (d *DB) call(what string, fn int, e *adbcError, args ...uintptr) error {
-	if d.driver[fn] == 0 {
-		return fmt.Errorf("duckdb: the ADBC driver has no %s", what)
-	}
-	args = append(args, uintptr(unsafe.Pointer(e)))
-	// AdbcStatusCode is a uint8_t: the rest of the register is not the
-	// driver's (on Windows it is not zero).
-	st, _, _ := purego.SyscallN(d.driver[fn], args...)
-	if uint8(st) != 0 {
-		return d.adbcErr(what, uint8(st), e)
-	}
-	return nil
-}
-
-// cstr copies s into C memory; free it with d.lib.free.
-func (d *DB) cstr(s string) unsafe.Pointer {
-	p := d.lib.calloc(uintptr(len(s)) + 1)
-	copy(unsafe.Slice((*byte)(p), len(s)), s)
-	return p
-}
-
-// statement makes a statement on the connection, with SQL when sql is not
-// empty and the options opts (key, value pairs).
-func (d *DB) statement(e *adbcError, sql string, opts ...string) (*adbcObject, error) {
-	if d.closed {
-		return nil, errors.New("duckdb: database closed")
-	}
-	st := (*adbcObject)(d.lib.calloc(unsafe.Sizeof(adbcObject{})))
-	if err := d.call("AdbcStatementNew", drvStatementNew, e, uintptr(unsafe.Pointer(d.conn)), uintptr(unsafe.Pointer(st))); err != nil {
-		d.lib.free(unsafe.Pointer(st))
+	cn, err := db.Open(context.Background())
+	if err != nil {
+		db.Close()
 		return nil, err
 	}
-	fail := func(err error) (*adbcObject, error) {
-		d.releaseStatement(st)
-		return nil, err
-	}
-	for i := 0; i+1 < len(opts); i += 2 {
-		k, v := d.cstr(opts[i]), d.cstr(opts[i+1])
-		err := d.call("AdbcStatementSetOption("+opts[i]+")", drvStatementSetOption, e, uintptr(unsafe.Pointer(st)), uintptr(k), uintptr(v))
-		d.lib.free(k)
-		d.lib.free(v)
-		if err != nil {
-			return fail(err)
-		}
-	}
-	if sql != "" {
-		q := d.cstr(sql)
-		err := d.call("AdbcStatementSetSqlQuery", drvStatementSetSQLQuery, e, uintptr(unsafe.Pointer(st)), uintptr(q))
-		d.lib.free(q)
-		if err != nil {
-			return fail(err)
-		}
-	}
-	return st, nil
+	return &DB{db: db, cn: cn}, nil
 }
 
-func (d *DB) releaseStatement(st *adbcObject) {
-	e := d.newError()
-	_ = d.call("AdbcStatementRelease", drvStatementRelease, e, uintptr(unsafe.Pointer(st)))
-	d.freeError(e)
-	d.lib.free(unsafe.Pointer(st))
-}
-
-// Rows is a query's result: an array.RecordReader over DuckDB's
-// ArrowArrayStream, imported with stream.ImportReader. Release it (the
-// last Release releases DuckDB's stream and the statement).
+// Rows is a query's result: DuckDB's ArrowArrayStream as drivermgr
+// imports it (stream.ImportReader), batch by batch, zero-copy. Release it
+// (the last Release closes the statement too).
 type Rows struct {
-	*stream.Reader
+	array.RecordReader
 	refs atomic.Int64
-	done func() // releases the statement
+	st   adbc.Statement
 }
 
 // Retain adds a reference.
 func (r *Rows) Retain() {
 	r.refs.Add(1)
-	r.Reader.Retain()
+	r.RecordReader.Retain()
 }
 
 // Release drops a reference; the last one releases the stream and the
 // statement.
 func (r *Rows) Release() {
-	r.Reader.Release()
+	r.RecordReader.Release()
 	if r.refs.Add(-1) == 0 {
-		r.done()
+		r.st.Close()
 	}
 }
 
-// Query runs sql and returns its result as a record reader: DuckDB's
-// AdbcStatementExecuteQuery fills an ArrowArrayStream, which
-// stream.ImportReader moves into a Reader. opts are stream options
-// (import options, say).
-func (d *DB) Query(sql string, opts ...stream.Option) (*Rows, error) {
-	s := cdevice.New[abi.ArrayStream]()
-	defer cdevice.Free(s) // ImportReader moves the stream out of it
-	done, err := d.executeRaw(sql, s)
-	if err != nil {
-		return nil, err
+// All yields every batch, valid in the loop body, then the error, if any.
+func (r *Rows) All() iter.Seq2[arrow.RecordBatch, error] {
+	return func(yield func(arrow.RecordBatch, error) bool) {
+		for r.Next() {
+			if !yield(r.RecordBatch(), nil) {
+				return
+			}
+		}
+		if err := r.Err(); err != nil {
+			yield(nil, err)
+		}
 	}
-	r, err := stream.ImportReader(s, opts...)
-	if err != nil {
-		done()
-		return nil, fmt.Errorf("duckdb: importing the result stream: %w", err)
-	}
-	rows := &Rows{Reader: r, done: done}
-	rows.refs.Store(1)
-	return rows, nil
 }
 
-// executeRaw runs sql and leaves DuckDB's result ArrowArrayStream in s,
-// not imported (Query imports it; the import-overhead benchmark reads it
-// with bare get_next/release calls). The caller releases s, then calls
-// done, which releases the statement.
-func (d *DB) executeRaw(sql string, s *abi.ArrayStream) (done func(), err error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	e := d.newError()
-	defer d.freeError(e)
-	st, err := d.statement(e, sql)
+// Query runs sql and returns its result as a record reader.
+func (d *DB) Query(sql string) (*Rows, error) {
+	st, err := d.statement(sql)
 	if err != nil {
 		return nil, err
 	}
-	if err := d.call("AdbcStatementExecuteQuery", drvStatementExecuteQuery, e,
-		uintptr(unsafe.Pointer(st)), uintptr(unsafe.Pointer(s)), 0); err != nil {
-		cdevice.ReleaseArrayStream(s)
-		d.releaseStatement(st)
+	rdr, _, err := st.ExecuteQuery(context.Background())
+	if err != nil {
+		st.Close()
 		return nil, err
 	}
-	return func() {
-		d.mu.Lock()
-		d.releaseStatement(st)
-		d.mu.Unlock()
-	}, nil
+	r := &Rows{RecordReader: rdr, st: st}
+	r.refs.Store(1)
+	return r, nil
 }
 
-// Exec runs sql and discards any result.
+// statement is a new statement of sql.
+func (d *DB) statement(sql string) (adbc.Statement, error) {
+	st, err := d.cn.NewStatement()
+	if err != nil {
+		return nil, err
+	}
+	if err := st.SetSqlQuery(sql); err != nil {
+		st.Close()
+		return nil, err
+	}
+	return st, nil
+}
+
+// Exec runs sql for its effect.
 func (d *DB) Exec(sql string) error {
-	r, err := d.Query(sql)
+	st, err := d.statement(sql)
 	if err != nil {
 		return err
 	}
-	defer r.Release()
-	for r.Next() {
-	}
-	return r.Err()
+	_, err = st.ExecuteUpdate(context.Background())
+	return errors.Join(err, st.Close())
 }
 
-// Ingest creates table and fills it with rdr's batches: rdr is exported
-// with stream.ExportReader and bound to an ADBC bulk-ingest statement
-// (adbc.ingest.target_table, AdbcStatementBindStream). DuckDB takes the
-// stream and releases it. Ingest does not release rdr; the export holds
-// its own reference until DuckDB lets go.
+// Ingest creates table and fills it with rdr's batches through ADBC bulk
+// ingest (arrow-adbc's adbc.IngestStream: rdr bound with BindStream,
+// exported by drivermgr with stream.ExportReader; DuckDB takes the stream
+// and releases it). Ingest does not release rdr.
 func (d *DB) Ingest(table string, rdr array.RecordReader) error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	e := d.newError()
-	defer d.freeError(e)
-	st, err := d.statement(e, "", "adbc.ingest.target_table", table, "adbc.ingest.mode", "adbc.ingest.mode.create")
-	if err != nil {
-		return err
-	}
-	defer d.releaseStatement(st)
-	s := cdevice.New[abi.ArrayStream]()
-	defer cdevice.Free(s)
-	if err := stream.ExportReader(rdr, s); err != nil {
-		return fmt.Errorf("duckdb: exporting the input: %w", err)
-	}
-	if err := d.call("AdbcStatementBindStream", drvStatementBindStream, e,
-		uintptr(unsafe.Pointer(st)), uintptr(unsafe.Pointer(s))); err != nil {
-		cdevice.ReleaseArrayStream(s)
-		return err
-	}
-	return d.call("AdbcStatementExecuteQuery", drvStatementExecuteQuery, e, uintptr(unsafe.Pointer(st)), 0, 0)
+	_, err := adbc.IngestStream(context.Background(), d.cn, rdr, table, adbc.OptionValueIngestModeCreate, adbc.IngestStreamOptions{})
+	return err
 }
 
-// Close releases the connection and the database. Results still open keep
-// working until released only where DuckDB allows it: release them first.
+// Close closes the connection and the database (and first what of them
+// is still open: drivermgr closes children first).
 func (d *DB) Close() error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.closed {
-		return nil
-	}
-	d.closed = true
-	e := d.newError()
-	defer d.freeError(e)
-	err1 := d.call("AdbcConnectionRelease", drvConnectionRelease, e, uintptr(unsafe.Pointer(d.conn)))
-	err2 := d.call("AdbcDatabaseRelease", drvDatabaseRelease, e, uintptr(unsafe.Pointer(d.db)))
-	d.freeAll()
-	return errors.Join(err1, err2)
+	return errors.Join(d.cn.Close(), d.db.Close())
 }
 
 // ---- the C API: duckdb_arrow_scan ----

@@ -110,7 +110,7 @@ func runSQL(lib *Lib, sql string, onDevice bool, stdout, stderr io.Writer) error
 	}
 	defer rows.Release()
 	if !onDevice {
-		return printRecords(stdout, rows.Schema(), rows.All(context.Background()))
+		return printRecords(stdout, rows.Schema(), rows.All())
 	}
 	dev, why, err := loader.Default(context.Background())
 	if err != nil {
