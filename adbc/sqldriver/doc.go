@@ -125,11 +125,12 @@
 // # Contexts
 //
 // The context of a call reaches the ADBC call beneath it (Open, Prepare,
-// Bind, ExecuteQuery, ExecuteUpdate, Commit, GetInfo). Whether a running
-// call stops when its context is done is the ADBC driver's business
-// (drivermgr calls the driver's StatementCancel, which, for one, Arrow's
-// SQLite driver does not implement); database/sql itself fails a call whose
-// context is done before it starts, and closes rows whose context ends
+// Bind, ExecuteQuery, ExecuteUpdate, Commit, GetInfo). Over drivermgr a
+// query's deadline is always kept: the driver's StatementCancel where it
+// has one, else the call is abandoned at its deadline (drivermgr's
+// ErrAbandoned); over another driver, whether a running call stops is its
+// business. database/sql itself fails a call whose context is done before
+// it starts, and closes rows whose context ends
 // while they are read, which releases the stream.
 //
 // # Errors
@@ -140,8 +141,11 @@
 //	if errors.As(err, &e) { ... e.Code, e.SqlState, e.VendorCode ... }
 //
 // works on what database/sql returns (it wraps argument conversion errors
-// with its own message; errors.As sees through it). This package's own
-// errors are adbc.Error too: StatusInvalidArgument for a malformed data
+// with its own message; errors.As sees through it), and errors.Is matches
+// them by status (adbcerr.NotFound, ...), whatever the driver: every error
+// of a driver that carries an adbc.Error (a value or a pointer) is made
+// matchable (adbcerr.Matchable). This package's own errors are adbc.Error
+// too: StatusInvalidArgument for a malformed data
 // source name or an argument that does not fit its parameter,
 // StatusNotImplemented for what ADBC or the driver cannot do.
 //
