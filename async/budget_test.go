@@ -2,11 +2,8 @@ package async_test
 
 import (
 	"context"
-	"fmt"
 	"testing"
 
-	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/purearrow/cdevice"
 	"github.com/purearrow/cdevice/abi"
 	"github.com/purearrow/cdevice/async"
@@ -73,7 +70,7 @@ func TestAsyncCallBudgetChild(t *testing.T) {
 			t.Fatal(err)
 		}
 		c := m.Costs().Minus(c0)
-		if err := sameBatch(ctx, b.DeviceRecordBatch, rec); err != nil {
+		if err := importtest.SameBatch(ctx, b.DeviceRecordBatch, rec); err != nil {
 			t.Fatalf("batch %d: %v", i, err)
 		}
 		b.Release()
@@ -102,22 +99,4 @@ func TestAsyncCallBudgetChild(t *testing.T) {
 	if err := <-produced; err != nil {
 		t.Fatal(err)
 	}
-}
-
-// sameBatch brings got to the host and compares it with want.
-func sameBatch(ctx context.Context, got *cdevice.DeviceRecordBatch, want interface {
-	NumCols() int64
-	Column(int) arrow.Array
-}) error {
-	host, err := got.ToHost(ctx)
-	if err != nil {
-		return err
-	}
-	defer host.Release()
-	for i := range int(want.NumCols()) {
-		if !array.Equal(host.Column(i), want.Column(i)) {
-			return fmt.Errorf("column %d differs", i)
-		}
-	}
-	return nil
 }

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/purearrow/cdevice"
 	"github.com/purearrow/cdevice/abi"
 	_ "github.com/purearrow/cdevice/device/cuda"
@@ -82,7 +81,7 @@ func measureImports(t *testing.T, m gpurttest.Measured, rec arrow.RecordBatch) {
 			t.Fatal(err)
 		}
 		c := costs().Minus(c0)
-		if err := sameBatch(ctx, got, rec); err != nil {
+		if err := importtest.SameBatch(ctx, got, rec); err != nil {
 			t.Fatalf("import %d: %v", i, err)
 		}
 		got.Release()
@@ -105,19 +104,4 @@ func measureImports(t *testing.T, m gpurttest.Measured, rec arrow.RecordBatch) {
 		t.Errorf("the double holds %v (allocations, streams, events) after %d imports, %v after the first", after, budgetImports, before)
 	}
 	t.Logf("%d values read an import; the costliest import: %v", reads, worst)
-}
-
-// sameBatch brings got to the host and compares it with want.
-func sameBatch(ctx context.Context, got *cdevice.DeviceRecordBatch, want arrow.RecordBatch) error {
-	host, err := got.ToHost(ctx)
-	if err != nil {
-		return err
-	}
-	defer host.Release()
-	for i, c := range want.Columns() {
-		if h := host.Column(i); !array.Equal(h, c) {
-			return fmt.Errorf("column %s differs", want.ColumnName(i))
-		}
-	}
-	return nil
 }

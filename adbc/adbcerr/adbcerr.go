@@ -49,23 +49,27 @@ func Of(code adbc.Status) error {
 	return nil
 }
 
-// statusError is an adbc.Error that errors.Is matches by status.
-type statusError struct{ e adbc.Error }
+// matchable is an error holding an adbc.Error (itself, or what a driver
+// returned around it) that errors.Is matches by the Error's Status.
+type matchable struct {
+	err  error
+	code adbc.Status
+}
 
-func (s *statusError) Error() string { return s.e.Error() }
+func (m *matchable) Error() string { return m.err.Error() }
 
-// Unwrap returns the adbc.Error, for errors.As.
-func (s *statusError) Unwrap() error { return s.e }
+// Unwrap returns the error held, for errors.As.
+func (m *matchable) Unwrap() error { return m.err }
 
 // Is reports whether target is the sentinel of the error's Status.
-func (s *statusError) Is(target error) bool {
+func (m *matchable) Is(target error) bool {
 	t, ok := target.(*sentinel)
-	return ok && t.code == s.e.Code
+	return ok && t.code == m.code
 }
 
 // Wrap returns e as an error that errors.Is matches by its Status and
 // errors.As unwraps to e.
-func Wrap(e adbc.Error) error { return &statusError{e} }
+func Wrap(e adbc.Error) error { return &matchable{err: e, code: e.Code} }
 
 // New is Wrap(adbc.Error{Code: code, Msg: msg}).
 func New(code adbc.Status, msg string) error { return Wrap(adbc.Error{Code: code, Msg: msg}) }
@@ -87,33 +91,15 @@ func From(err error) (adbc.Error, bool) {
 // Matchable returns err made matchable by status: an adbc.Error anywhere
 // in it (as arrow-adbc's drivers return them, values or pointers) is
 // wrapped so that errors.Is finds its sentinel; err itself stays in the
-// chain. Other errors are returned as they are.
+// chain. Other errors, and those matchable already, are returned as they
+// are.
 func Matchable(err error) error {
-	if err == nil {
-		return nil
-	}
-	var s *statusError
 	var m *matchable
-	if errors.As(err, &s) || errors.As(err, &m) {
+	if err == nil || errors.As(err, &m) {
 		return err
 	}
-	e, ok := From(err)
-	if !ok {
-		return err
+	if e, ok := From(err); ok {
+		return &matchable{err: err, code: e.Code}
 	}
-	return &matchable{err: err, code: e.Code}
-}
-
-// matchable is an error of another driver whose adbc.Error errors.Is
-// matches by status.
-type matchable struct {
-	err  error
-	code adbc.Status
-}
-
-func (m *matchable) Error() string { return m.err.Error() }
-func (m *matchable) Unwrap() error { return m.err }
-func (m *matchable) Is(target error) bool {
-	t, ok := target.(*sentinel)
-	return ok && t.code == m.code
+	return err
 }

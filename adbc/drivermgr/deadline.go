@@ -4,16 +4,22 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/apache/arrow-adbc/go/adbc"
 	"github.com/purearrow/cdevice/adbc/adbcerr"
 )
 
-// abandonGrace is how long a call whose context has ended may still take
-// to come back (the driver cancelling it, where it can) before it is
-// abandoned: its caller gets the context's error within it.
-const abandonGrace = 50 * time.Millisecond
+// How long a call whose context has ended may still take to come back
+// before it is abandoned (watcher.grace): where the driver took the
+// statement's cancel, cancelGrace, for it stops the call itself (a
+// server's round trip, slower on a loaded machine); otherwise
+// abandonGrace, within which the caller gets the context's error.
+const (
+	abandonGrace = 50 * time.Millisecond
+	cancelGrace  = 2 * time.Second
+)
 
 // ErrAbandoned is what a connection answers while a call abandoned at its
 // deadline is still running in the driver (an adbcerr.InvalidState
@@ -22,44 +28,48 @@ var ErrAbandoned = adbcerr.New(adbc.StatusInvalidState, "a call abandoned at its
 
 // abandonment is a connection's record of a call abandoned at its
 // deadline: the releases asked for meanwhile run when it comes back.
+// running is written under amu with after, and read without it by every
+// call (lock).
 type abandonment struct {
-	running bool
+	running atomic.Bool
 	after   []func() // Closes asked for meanwhile
 }
 
 // abandoned reports whether an abandoned call of c is still running.
-func (c *connection) abandoned() bool {
-	c.amu.Lock()
-	defer c.amu.Unlock()
-	return c.ab.running
-}
+func (c *connection) abandoned() bool { return c.ab.running.Load() }
 
 // afterAbandoned runs f once the abandoned call comes back, and reports
 // true, if one is running; else it reports false and does nothing.
 func (c *connection) afterAbandoned(f func()) bool {
 	c.amu.Lock()
 	defer c.amu.Unlock()
-	if c.ab.running {
+	running := c.ab.running.Load()
+	if running {
 		c.ab.after = append(c.ab.after, f)
 	}
-	return c.ab.running
+	return running
 }
 
 // withDeadline is with for a call that may run long (a query): once ctx
-// ends, the call gets abandonGrace to come back (a driver that cancels
-// stops it: the statement's watch asks it to), then its caller gets ctx's
-// error at once while the call goes on in the driver. The connection
+// ends, the call gets its watcher's grace to come back (a driver that
+// cancels stops it: the statement's watch, which watch starts once the
+// connection is held, asks it to; nil: no watch), then its caller gets
+// ctx's error at once while the call goes on in the driver. The connection
 // stays held by it (other calls answer ErrAbandoned, Closes are deferred)
 // until it comes back; then orphan (if set) releases what it made, and
 // the deferred Closes run. Without a ctx that can end, it is with. After
 // an abandonment (an error wrapping ErrAbandoned) the caller must not read
 // what f writes: orphan has it.
-func (c *connection) withDeadline(ctx context.Context, what string, f func(m *cmem) error, orphan func()) error {
+func (c *connection) withDeadline(ctx context.Context, what string, watch func() *watcher, f func(m *cmem) error, orphan func()) error {
 	if ctx.Done() == nil {
 		return c.with(f)
 	}
 	if err := c.lock(); err != nil {
 		return err
+	}
+	var w *watcher
+	if watch != nil {
+		w = watch()
 	}
 	done := make(chan error, 1)
 	go func() { done <- f(c.scratch) }()
@@ -67,7 +77,7 @@ func (c *connection) withDeadline(ctx context.Context, what string, f func(m *cm
 	select {
 	case err = <-done:
 	case <-ctx.Done():
-		t := time.NewTimer(abandonGrace)
+		t := time.NewTimer(w.grace())
 		select {
 		case err = <-done:
 			t.Stop()
@@ -76,7 +86,7 @@ func (c *connection) withDeadline(ctx context.Context, what string, f func(m *cm
 			}
 		case <-t.C:
 			c.amu.Lock()
-			c.ab.running = true
+			c.ab.running.Store(true)
 			c.amu.Unlock()
 			go c.finishAbandoned(done, orphan)
 			return fmt.Errorf("%s: %w: abandoned at its deadline; %w until the driver returns", what, ctx.Err(), ErrAbandoned)
@@ -97,7 +107,8 @@ func (c *connection) finishAbandoned(done <-chan error, orphan func()) {
 	c.scratch.free()
 	c.amu.Lock()
 	after := c.ab.after
-	c.ab = abandonment{}
+	c.ab.after = nil
+	c.ab.running.Store(false)
 	c.amu.Unlock()
 	c.mu.Unlock()
 	for _, f := range after {

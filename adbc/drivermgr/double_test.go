@@ -274,6 +274,29 @@ func (d *dbl) open(t *testing.T, opts map[string]string) adbc.Database {
 	return db
 }
 
+// closesAtOnce closes cs, in order, and fails t unless that returns
+// without an error within limit (where a Close waited for a call still
+// running in the driver, the call's own length).
+func closesAtOnce(t *testing.T, limit time.Duration, cs ...interface{ Close() error }) {
+	t.Helper()
+	closed := make(chan error, 1)
+	go func() {
+		var errs []error
+		for _, c := range cs {
+			errs = append(errs, c.Close())
+		}
+		closed <- errors.Join(errs...)
+	}()
+	select {
+	case err := <-closed:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(limit):
+		t.Fatal("Close waited for the abandoned call")
+	}
+}
+
 // closeAll closes what was opened, last first, failing t on an error.
 func closeAll(t *testing.T, cs ...interface{ Close() error }) {
 	t.Helper()
@@ -1267,16 +1290,7 @@ func TestDoubleAbandonedCall(t *testing.T) {
 	if n := d.live("statements") - d.base["statements"]; n != 1 {
 		t.Errorf("%d statements live during the abandoned call, want 1", n)
 	}
-	closed := make(chan error, 1)
-	go func() { closed <- errors.Join(st.Close(), cn.Close(), db.Close()) }()
-	select {
-	case err := <-closed:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(time.Second):
-		t.Fatal("Close waited for the abandoned call")
-	}
+	closesAtOnce(t, time.Second, st, cn, db)
 	if !settle.Eventually(func() bool { return d.live("databases") == d.base["databases"] }) {
 		t.Errorf("the database was not released after the abandoned call came back")
 	}

@@ -113,8 +113,7 @@ func load(r loadRequest) (*driver, error) {
 		return open(name, r.entrypoint)
 	}
 	var searched, passed []string
-	places, _ := searchPlaces(r)
-	for _, pl := range places {
+	for _, pl := range searchPlaces(r) {
 		searched = append(searched, pl.String())
 		d, found, err := pl.lookup(name, r.entrypoint)
 		if !found {

@@ -44,15 +44,21 @@ func (dir manifestDir) lookup(name, entrypoint string) (*driver, bool, error) {
 	return d, true, err
 }
 
+// A listed place: a place searched, and what put it in the list.
+type listed struct {
+	place
+	from string
+}
+
 // searchPlaces lists the places searched for a driver named without a
 // path, in the ADBC spec's order, as the load flags allow:
 // $ADBC_DRIVER_PATH, the caller's extra paths,
-// $CONDA_PREFIX/etc/adbc/drivers, the user's, the system's; from says
-// what put each in the list.
-func searchPlaces(r loadRequest) (places []place, from []string) {
-	add := func(what string, ps ...place) {
+// $CONDA_PREFIX/etc/adbc/drivers, the user's, the system's.
+func searchPlaces(r loadRequest) []listed {
+	var out []listed
+	add := func(from string, ps ...place) {
 		for _, p := range ps {
-			places, from = append(places, p), append(from, what)
+			out = append(out, listed{p, from})
 		}
 	}
 	dirs := func(ds []string) (ps []place) {
@@ -76,7 +82,7 @@ func searchPlaces(r loadRequest) (places []place, from []string) {
 	if r.flags&LoadFlagsSearchSystem != 0 {
 		add("the system's", systemPlaces()...)
 	}
-	return places, from
+	return out
 }
 
 // A SearchPlace is a place where NewDatabase looks for a driver named
@@ -97,10 +103,9 @@ func SearchPlaces(opts map[string]string) ([]SearchPlace, error) {
 	if err != nil {
 		return nil, err
 	}
-	places, from := searchPlaces(q.loadRequest)
-	out := make([]SearchPlace, len(places))
-	for i, p := range places {
-		out[i] = SearchPlace{Place: p.String(), From: from[i], Drivers: p.drivers()}
+	var out []SearchPlace
+	for _, p := range searchPlaces(q.loadRequest) {
+		out = append(out, SearchPlace{Place: p.String(), From: p.from, Drivers: p.drivers()})
 	}
 	return out, nil
 }

@@ -247,16 +247,7 @@ func TestSQLiteAbandonedQuery(t *testing.T) {
 	if err := st.SetSqlQuery("SELECT 1"); !errors.Is(err, adbcerr.InvalidState) {
 		t.Errorf("a call beside the abandoned one: %v; want InvalidState", err)
 	}
-	closed := make(chan error, 1)
-	go func() { closed <- errors.Join(st.Close(), cn.Close(), db.Close()) }()
-	select {
-	case err := <-closed:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(2 * time.Second): // the query itself takes seconds
-		t.Fatal("Close waited for the abandoned call")
-	}
+	closesAtOnce(t, 2*time.Second, st, cn, db) // the query itself takes seconds
 	if got := settledTo(base); got != base {
 		t.Errorf("after the abandoned call came back: %+v held, %+v before", got, base)
 	}

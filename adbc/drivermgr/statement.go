@@ -3,6 +3,8 @@ package drivermgr
 import (
 	"context"
 	"errors"
+	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"github.com/apache/arrow-adbc/go/adbc"
@@ -49,12 +51,19 @@ func newStatement(c *connection, m *cmem) (*statement, error) {
 
 // with runs f holding the statement's connection, with its scratch memory.
 func (s *statement) with(f func(m *cmem) error) error {
-	return s.c.with(func(m *cmem) error {
+	return s.withDeadline(context.Background(), "", nil, f, nil)
+}
+
+// withDeadline is with for a call that may run long: its connection's
+// withDeadline, which may abandon the call once ctx ends (watch starts
+// the watch cancelling it, or is nil).
+func (s *statement) withDeadline(ctx context.Context, what string, watch func() *watcher, f func(m *cmem) error, orphan func()) error {
+	return s.c.withDeadline(ctx, what, watch, func(m *cmem) error {
 		if s.closed {
 			return adbcerr.New(adbc.StatusInvalidState, "statement closed")
 		}
 		return f(m)
-	})
+	}, orphan)
 }
 
 func (s *statement) d() *cabi.Driver { return s.c.drv.fns }
@@ -115,14 +124,11 @@ func (s *statement) Prepare(context.Context) error {
 // driver's StatementCancel). The row count is -1 where the driver does not
 // know it.
 func (s *statement) ExecuteQuery(ctx context.Context) (array.RecordReader, int64, error) {
-	stop := func() {}
+	var w *watcher // set before f runs, by withDeadline's call of watch
 	var rd *reader
 	n := int64(-1)
-	err := s.c.withDeadline(ctx, "AdbcStatementExecuteQuery", func(m *cmem) error {
-		if s.closed {
-			return adbcerr.New(adbc.StatusInvalidState, "statement closed")
-		}
-		stop = s.watch(ctx)
+	watch := func() *watcher { w = s.watch(ctx); return w }
+	err := s.withDeadline(ctx, "AdbcStatementExecuteQuery", watch, func(m *cmem) error {
 		out, rows := m.alloc(unsafe.Sizeof(abi.ArrayStream{})), m.alloc(8)
 		*(*int64)(abi.Pointer(rows)) = -1
 		if err := s.c.drv.callIn(m, "AdbcStatementExecuteQuery", s.d().StatementExecuteQuery, s.h, out, rows); err != nil {
@@ -130,13 +136,13 @@ func (s *statement) ExecuteQuery(ctx context.Context) (array.RecordReader, int64
 		}
 		n = *(*int64)(abi.Pointer(rows))
 		var err error
-		rd, err = newReader(ctx, s.c, (*abi.ArrayStream)(abi.Pointer(out)), stop)
+		rd, err = newReader(ctx, s.c, (*abi.ArrayStream)(abi.Pointer(out)), w)
 		return err
 	}, func() { // abandoned: what it made is nobody's
 		if rd != nil {
 			rd.orphaned()
 		} else {
-			stop()
+			w.stop()
 		}
 	})
 	if errors.Is(err, ErrAbandoned) {
@@ -144,7 +150,7 @@ func (s *statement) ExecuteQuery(ctx context.Context) (array.RecordReader, int64
 	}
 	if err != nil {
 		if rd == nil {
-			stop()
+			w.stop()
 		}
 		return nil, -1, err
 	}
@@ -155,11 +161,10 @@ func (s *statement) ExecuteQuery(ctx context.Context) (array.RecordReader, int64
 // affected (-1 where the driver does not know).
 func (s *statement) ExecuteUpdate(ctx context.Context) (int64, error) {
 	n := int64(-1)
-	err := s.c.withDeadline(ctx, "AdbcStatementExecuteQuery", func(m *cmem) error {
-		if s.closed {
-			return adbcerr.New(adbc.StatusInvalidState, "statement closed")
-		}
-		defer s.watch(ctx)()
+	var w *watcher // set by withDeadline's call of watch, before f runs
+	defer func() { w.stop() }()
+	watch := func() *watcher { w = s.watch(ctx); return w }
+	err := s.withDeadline(ctx, "AdbcStatementExecuteQuery", watch, func(m *cmem) error {
 		rows := m.alloc(8)
 		*(*int64)(abi.Pointer(rows)) = -1
 		if err := s.c.drv.callIn(m, "AdbcStatementExecuteQuery", s.d().StatementExecuteQuery, s.h, 0, rows); err != nil {
@@ -305,28 +310,63 @@ func (s *statement) Cancel() error {
 	return s.c.drv.call("AdbcStatementCancel", s.d().StatementCancel, s.h)
 }
 
-// watch cancels the statement when ctx is done, until stop is called; it
-// is called holding the statement open.
-func (s *statement) watch(ctx context.Context) (stop func()) {
+// A watcher cancels a statement once a context ends, until stopped
+// (watch). It tells a call that the context has ended how long to wait for
+// the driver (grace).
+type watcher struct {
+	done     chan struct{} // closed by stop
+	finished chan struct{} // closed when the watch is over, its Cancel returned
+	accepted atomic.Bool   // the driver took the cancel
+}
+
+// watch cancels the statement when ctx is done, until stop is called; nil
+// where there is nothing to watch (no ctx that ends, no StatementCancel).
+func (s *statement) watch(ctx context.Context) *watcher {
 	if ctx.Done() == nil || s.d().StatementCancel == 0 {
-		return func() {}
+		return nil
 	}
-	done := make(chan struct{})
-	finished := make(chan struct{})
+	w := &watcher{done: make(chan struct{}), finished: make(chan struct{})}
 	go func() {
-		defer close(finished)
+		defer close(w.finished)
 		select {
 		case <-ctx.Done():
-			s.Cancel()
-		case <-done:
+			w.accepted.Store(s.Cancel() == nil)
+		case <-w.done:
 		}
 	}()
-	return func() {
-		select {
-		case <-done:
-		default:
-			close(done)
-			<-finished
-		}
+	return w
+}
+
+// stop ends the watch (nil: nothing to end).
+func (w *watcher) stop() {
+	if w == nil {
+		return
 	}
+	select {
+	case <-w.done:
+	default:
+		close(w.done)
+		<-w.finished
+	}
+}
+
+// grace is how long a call whose context has ended waits for the driver
+// before it is abandoned: cancelGrace where the driver took the cancel
+// (it stops the call itself, in its own time: a server's round trip),
+// abandonGrace otherwise. It waits, within abandonGrace, for the watch's
+// Cancel to return.
+func (w *watcher) grace() time.Duration {
+	if w == nil {
+		return abandonGrace
+	}
+	t := time.NewTimer(abandonGrace)
+	defer t.Stop()
+	select {
+	case <-w.finished:
+		if w.accepted.Load() {
+			return cancelGrace
+		}
+	case <-t.C:
+	}
+	return abandonGrace
 }

@@ -13,8 +13,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/purearrow/cdevice/internal/testsupport"
@@ -128,18 +126,10 @@ func FuzzInspect(f *testing.F) {
 // are the column's uncompressed length.
 func compressedStream(t *testing.T) ([]byte, int) {
 	t.Helper()
-	b := array.NewInt64Builder(memory.NewGoAllocator())
-	defer b.Release()
-	for i := range 4096 {
-		b.Append(int64(i % 7))
-	}
-	col := b.NewArray()
-	defer col.Release()
-	sc := arrow.NewSchema([]arrow.Field{{Name: "n", Type: arrow.PrimitiveTypes.Int64}}, nil)
-	rec := array.NewRecordBatch(sc, []arrow.Array{col}, int64(col.Len()))
+	rec := compressedInts(t)
 	defer rec.Release()
 	var buf bytes.Buffer
-	w := ipc.NewWriter(&buf, ipc.WithSchema(sc), ipc.WithLZ4())
+	w := ipc.NewWriter(&buf, ipc.WithSchema(rec.Schema()), ipc.WithLZ4())
 	if err := w.Write(rec); err != nil {
 		t.Fatal(err)
 	}

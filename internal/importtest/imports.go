@@ -2,6 +2,7 @@ package importtest
 
 import (
 	"context"
+	"errors"
 	"iter"
 	"sync/atomic"
 	"testing"
@@ -131,13 +132,22 @@ func copyTo(t *testing.T, rec arrow.RecordBatch, d device.Device) *cdevice.Devic
 // same brings got to the host, releasing it, and compares it with want.
 func same(t *testing.T, got *cdevice.DeviceRecordBatch, want arrow.RecordBatch) {
 	t.Helper()
-	host, err := got.ToHost(context.Background())
+	err := SameBatch(context.Background(), got, want)
 	got.Release()
 	must(t, err)
+}
+
+// SameBatch brings got to the host and compares it with want.
+func SameBatch(ctx context.Context, got *cdevice.DeviceRecordBatch, want arrow.RecordBatch) error {
+	host, err := got.ToHost(ctx)
+	if err != nil {
+		return err
+	}
 	defer host.Release()
 	if !array.RecordEqual(want, host) {
-		t.Fatal("values differ after the import")
+		return errors.New("values differ after the import")
 	}
+	return nil
 }
 
 // Repeat yields db n times, a reference each (an exporter takes ownership
