@@ -52,24 +52,20 @@ func (c *connection) afterAbandoned(f func()) bool {
 
 // withDeadline is with for a call that may run long (a query): once ctx
 // ends, the call gets its watcher's grace to come back (a driver that
-// cancels stops it: the statement's watch, which watch starts once the
-// connection is held, asks it to; nil: no watch), then its caller gets
-// ctx's error at once while the call goes on in the driver. The connection
+// cancels stops it: the statement's watch, which f puts in *wp, asks it
+// to; wp nil or empty: no watch), then its caller gets ctx's error at
+// once while the call goes on in the driver. The connection
 // stays held by it (other calls answer ErrAbandoned, Closes are deferred)
 // until it comes back; then orphan (if set) releases what it made, and
 // the deferred Closes run. Without a ctx that can end, it is with. After
 // an abandonment (an error wrapping ErrAbandoned) the caller must not read
 // what f writes: orphan has it.
-func (c *connection) withDeadline(ctx context.Context, what string, watch func() *watcher, f func(m *cmem) error, orphan func()) error {
+func (c *connection) withDeadline(ctx context.Context, what string, wp *atomic.Pointer[watcher], f func(m *cmem) error, orphan func()) error {
 	if ctx.Done() == nil {
 		return c.with(f)
 	}
 	if err := c.lock(); err != nil {
 		return err
-	}
-	var w *watcher
-	if watch != nil {
-		w = watch()
 	}
 	done := make(chan error, 1)
 	go func() { done <- f(c.scratch) }()
@@ -77,6 +73,10 @@ func (c *connection) withDeadline(ctx context.Context, what string, watch func()
 	select {
 	case err = <-done:
 	case <-ctx.Done():
+		var w *watcher
+		if wp != nil {
+			w = wp.Load()
+		}
 		t := time.NewTimer(w.grace())
 		select {
 		case err = <-done:

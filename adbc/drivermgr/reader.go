@@ -27,7 +27,7 @@ type reader struct {
 	ctx  context.Context // ExecuteQuery's (a metadata call's: Background)
 	r    *stream.Reader
 	refs atomic.Int64
-	w    *watcher // the statement's cancellation watch, or nil
+	w    atomic.Pointer[watcher] // the statement's cancellation watch, or nil
 	// snap is the stream struct as the driver made it (the import moved
 	// the original): ErrorFromArrayStream reads its private_data. It is
 	// never released: it only names the stream.
@@ -39,7 +39,8 @@ type reader struct {
 // newReader imports the stream the driver wrote into s; the connection is
 // held. stop (may be nil) is called when the reader is released.
 func newReader(ctx context.Context, c *connection, s *abi.ArrayStream, w *watcher) (*reader, error) {
-	rd := &reader{c: c, ctx: ctx, w: w, snap: *s}
+	rd := &reader{c: c, ctx: ctx, snap: *s}
+	rd.w.Store(w)
 	r, err := stream.ImportReader(s)
 	if err != nil {
 		// The import released the stream: the driver can say no more of it.
@@ -88,8 +89,7 @@ func (rd *reader) releaseStream() {
 }
 
 func (rd *reader) free() {
-	rd.w.stop()
-	rd.w = nil
+	rd.w.Swap(nil).stop()
 }
 
 func (rd *reader) Schema() *arrow.Schema { return rd.r.Schema() }
@@ -103,7 +103,7 @@ func (rd *reader) Next() bool {
 		return false
 	}
 	ok := false
-	err := rd.c.withDeadline(rd.ctx, "ArrowArrayStream.get_next", func() *watcher { return rd.w }, func(*cmem) error {
+	err := rd.c.withDeadline(rd.ctx, "ArrowArrayStream.get_next", &rd.w, func(*cmem) error {
 		if rd.released {
 			return adbcerr.New(adbc.StatusInvalidState, "the result's connection is closed")
 		}

@@ -20,10 +20,13 @@ import (
 
 // A Statement is an AdbcStatement of a Connection, serialized with it.
 type statement struct {
-	c       *connection
-	h       uintptr // struct AdbcStatement, C memory
-	options         // the option calls, with s.with
-	closed  bool    // written under c.mu and c.life
+	c *connection
+	// watching is the watch of the statement's last call that has one
+	// (ExecuteQuery, ExecuteUpdate), for withDeadline's grace.
+	watching atomic.Pointer[watcher]
+	h        uintptr // struct AdbcStatement, C memory
+	options          // the option calls, with s.with
+	closed   bool    // written under c.mu and c.life
 }
 
 var (
@@ -50,20 +53,36 @@ func newStatement(c *connection, m *cmem) (*statement, error) {
 }
 
 // with runs f holding the statement's connection, with its scratch memory.
+// (Not through withDeadline: its f may run on another goroutine, so the
+// closure would be allocated on every call.)
 func (s *statement) with(f func(m *cmem) error) error {
-	return s.withDeadline(context.Background(), "", nil, f, nil)
+	return s.c.with(func(m *cmem) error {
+		if err := s.live(); err != nil {
+			return err
+		}
+		return f(m)
+	})
 }
 
 // withDeadline is with for a call that may run long: its connection's
-// withDeadline, which may abandon the call once ctx ends (watch starts
-// the watch cancelling it, or is nil).
-func (s *statement) withDeadline(ctx context.Context, what string, watch func() *watcher, f func(m *cmem) error, orphan func()) error {
-	return s.c.withDeadline(ctx, what, watch, func(m *cmem) error {
-		if s.closed {
-			return adbcerr.New(adbc.StatusInvalidState, "statement closed")
+// withDeadline, which may abandon the call once ctx ends (the watch f
+// starts in s.watching cancelling it).
+func (s *statement) withDeadline(ctx context.Context, what string, f func(m *cmem) error, orphan func()) error {
+	return s.c.withDeadline(ctx, what, &s.watching, func(m *cmem) error {
+		if err := s.live(); err != nil {
+			return err
 		}
 		return f(m)
 	}, orphan)
+}
+
+// live is nil, or the error of a statement used after Close; the
+// connection is held.
+func (s *statement) live() error {
+	if s.closed {
+		return adbcerr.New(adbc.StatusInvalidState, "statement closed")
+	}
+	return nil
 }
 
 func (s *statement) d() *cabi.Driver { return s.c.drv.fns }
@@ -124,34 +143,29 @@ func (s *statement) Prepare(context.Context) error {
 // driver's StatementCancel). The row count is -1 where the driver does not
 // know it.
 func (s *statement) ExecuteQuery(ctx context.Context) (array.RecordReader, int64, error) {
-	var w *watcher // set before f runs, by withDeadline's call of watch
 	var rd *reader
 	n := int64(-1)
-	watch := func() *watcher { w = s.watch(ctx); return w }
-	err := s.withDeadline(ctx, "AdbcStatementExecuteQuery", watch, func(m *cmem) error {
+	err := s.withDeadline(ctx, "AdbcStatementExecuteQuery", func(m *cmem) error {
+		w := s.watch(ctx)
 		out, rows := m.alloc(unsafe.Sizeof(abi.ArrayStream{})), m.alloc(8)
 		*(*int64)(abi.Pointer(rows)) = -1
 		if err := s.c.drv.callIn(m, "AdbcStatementExecuteQuery", s.d().StatementExecuteQuery, s.h, out, rows); err != nil {
+			w.stop()
 			return err
 		}
 		n = *(*int64)(abi.Pointer(rows))
 		var err error
 		rd, err = newReader(ctx, s.c, (*abi.ArrayStream)(abi.Pointer(out)), w)
+		if err != nil {
+			w.stop()
+		}
 		return err
 	}, func() { // abandoned: what it made is nobody's
 		if rd != nil {
 			rd.orphaned()
-		} else {
-			w.stop()
 		}
 	})
-	if errors.Is(err, ErrAbandoned) {
-		return nil, -1, err
-	}
 	if err != nil {
-		if rd == nil {
-			w.stop()
-		}
 		return nil, -1, err
 	}
 	return rd, n, nil
@@ -161,10 +175,8 @@ func (s *statement) ExecuteQuery(ctx context.Context) (array.RecordReader, int64
 // affected (-1 where the driver does not know).
 func (s *statement) ExecuteUpdate(ctx context.Context) (int64, error) {
 	n := int64(-1)
-	var w *watcher // set by withDeadline's call of watch, before f runs
-	defer func() { w.stop() }()
-	watch := func() *watcher { w = s.watch(ctx); return w }
-	err := s.withDeadline(ctx, "AdbcStatementExecuteQuery", watch, func(m *cmem) error {
+	err := s.withDeadline(ctx, "AdbcStatementExecuteQuery", func(m *cmem) error {
+		defer s.watch(ctx).stop()
 		rows := m.alloc(8)
 		*(*int64)(abi.Pointer(rows)) = -1
 		if err := s.c.drv.callIn(m, "AdbcStatementExecuteQuery", s.d().StatementExecuteQuery, s.h, 0, rows); err != nil {
@@ -319,13 +331,15 @@ type watcher struct {
 	accepted atomic.Bool   // the driver took the cancel
 }
 
-// watch cancels the statement when ctx is done, until stop is called; nil
-// where there is nothing to watch (no ctx that ends, no StatementCancel).
+// watch cancels the statement when ctx is done, until stop is called, and
+// is the statement's watching; nil where there is nothing to watch (no ctx
+// that ends, no StatementCancel).
 func (s *statement) watch(ctx context.Context) *watcher {
 	if ctx.Done() == nil || s.d().StatementCancel == 0 {
 		return nil
 	}
 	w := &watcher{done: make(chan struct{}), finished: make(chan struct{})}
+	s.watching.Store(w)
 	go func() {
 		defer close(w.finished)
 		select {
