@@ -13,7 +13,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"runtime/debug"
 	"strconv"
 	"sync/atomic"
 	"testing"
@@ -27,6 +26,7 @@ import (
 	"github.com/purearrow/cdevice/abi"
 	"github.com/purearrow/cdevice/async"
 	"github.com/purearrow/cdevice/device"
+	"github.com/purearrow/cdevice/internal/testsupport"
 )
 
 const interopRows = 5
@@ -213,7 +213,7 @@ func TestInteropTaskMetadataToArrowGoHandler(t *testing.T) {
 func TestInteropArrowGoProducerToHandler(t *testing.T) {
 	for _, how := range []string{"drain", "close"} {
 		t.Run(how, func(t *testing.T) {
-			if how == "close" && raceEnabled() {
+			if how == "close" && testsupport.RaceEnabled() {
 				// arrow-go's cancel (cdata/exports.go, asyncProducerCancel)
 				// and its producer's deferred clean-up write the same field
 				// without a lock: the race detector reports arrow-go's race,
@@ -234,19 +234,6 @@ func TestInteropArrowGoProducerToHandler(t *testing.T) {
 
 var arrowGoCancelRaces atomic.Int64
 
-// raceEnabled says whether this test binary was built with -race.
-func raceEnabled() bool {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return false
-	}
-	for _, s := range bi.Settings {
-		if s.Key == "-race" {
-			return s.Value == "true"
-		}
-	}
-	return false
-}
 
 func interopArrowGoProducer(t *testing.T, ctx context.Context, depth, batches int, stop bool) {
 	h, err := async.NewHandler(async.WithQueueDepth(depth))

@@ -57,10 +57,16 @@ func WithOnRelease(f func()) Option { return func(c *config) { c.onRelease = f }
 
 func newConfig(opts []Option) config {
 	var c config
+	c.apply(opts)
+	return c
+}
+
+// apply applies opts to c in place (an import's config lives in its
+// reader: no copy of its own on the heap).
+func (c *config) apply(opts []Option) {
 	for _, o := range opts {
 		if o != nil {
-			o(&c)
+			o(c)
 		}
 	}
-	return c
 }

@@ -33,7 +33,8 @@ type cstream struct {
 }
 
 func (c *cstream) init(self unsafe.Pointer, getSchema, getNext, getLastError, release, privateData uintptr, ours bool, opts []Option) error {
-	*c = cstream{self: self, getSchema: getSchema, getNext: getNext, getLastError: getLastError, release: release, cfg: newConfig(opts)}
+	*c = cstream{self: self, getSchema: getSchema, getNext: getNext, getLastError: getLastError, release: release}
+	c.cfg.apply(opts)
 	c.refs.Store(1)
 	c.leak = leak.Track(leak.ImportedStream)
 	if getSchema == 0 || getNext == 0 {
@@ -107,14 +108,23 @@ func (c *cstream) releaseC() {
 	c.leak.Done()
 }
 
-// bounded runs read, which may block in the producer's get_next, so that
-// the caller has ctx's error as soon as ctx is done. An abandoned read goes
-// on in the background holding a reference to the stream (its structs stay
-// valid, and the producer's release waits for it); what it produces is then
-// given to discard. A ctx that can never be done costs nothing.
-func bounded[T any](ctx context.Context, c *cstream, free func(), read func(context.Context) (T, error), discard func(T)) (T, error) {
+// A source is a reader of batches of type T bounded can run: read may
+// block in the producer's get_next; free frees the reader once its stream
+// is released; discard releases a batch nobody will see.
+type source[T any] interface {
+	read(context.Context) (T, error)
+	free()
+	discard(T)
+}
+
+// bounded runs src.read so that the caller has ctx's error as soon as ctx
+// is done. An abandoned read goes on in the background holding a
+// reference to the stream (its structs stay valid, and the producer's
+// release waits for it); what it produces is then discarded. A ctx that
+// can never be done costs nothing (src is a pointer: no allocation).
+func bounded[T any](ctx context.Context, c *cstream, src source[T]) (T, error) {
 	if ctx.Done() == nil {
-		return read(ctx)
+		return src.read(ctx)
 	}
 	type result struct {
 		v   T
@@ -124,11 +134,11 @@ func bounded[T any](ctx context.Context, c *cstream, free func(), read func(cont
 	c.retain()
 	dropRef := func() {
 		if c.drop() {
-			free()
+			src.free()
 		}
 	}
 	go func() {
-		v, err := read(ctx)
+		v, err := src.read(ctx)
 		done <- result{v, err}
 	}()
 	select {
@@ -138,7 +148,7 @@ func bounded[T any](ctx context.Context, c *cstream, free func(), read func(cont
 	case <-ctx.Done():
 		go func() {
 			if r := <-done; r.err == nil {
-				discard(r.v)
+				src.discard(r.v)
 			}
 			dropRef()
 		}()
@@ -216,7 +226,7 @@ func (r *Reader) next(ctx context.Context) bool {
 	if r.done {
 		return false
 	}
-	rb, err := bounded(ctx, &r.c, r.free, r.read, releaseBatch)
+	rb, err := bounded[arrow.RecordBatch](ctx, &r.c, r)
 	if err == nil && rb != nil {
 		if err = r.c.checkEmpty(rb.NumRows()); err != nil {
 			rb.Release()
@@ -283,7 +293,8 @@ func (r *Reader) Release() {
 	}
 }
 
-func releaseBatch(rb arrow.RecordBatch) {
+// discard releases a batch read after its caller gave up.
+func (r *Reader) discard(rb arrow.RecordBatch) {
 	if rb != nil {
 		rb.Release()
 	}
@@ -367,7 +378,7 @@ func (r *DeviceReader) Next(ctx context.Context) (*cdevice.DeviceRecordBatch, er
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	b, err := bounded(ctx, &r.c, r.free, r.read, (*cdevice.DeviceRecordBatch).Release)
+	b, err := bounded[*cdevice.DeviceRecordBatch](ctx, &r.c, r)
 	if err == nil {
 		if err = r.c.checkEmpty(b.Length); err != nil {
 			b.Release()
@@ -463,6 +474,9 @@ func (r *DeviceReader) Release() {
 		r.free()
 	}
 }
+
+// discard releases a batch read after its caller gave up.
+func (r *DeviceReader) discard(b *cdevice.DeviceRecordBatch) { b.Release() }
 
 func (r *DeviceReader) free() {
 	cdevice.Free(r.own)

@@ -116,7 +116,10 @@ func (d *driver) callIn(m *cmem, what string, fn uintptr, args ...uintptr) error
 		return d.notImplemented(what)
 	}
 	e := d.newError(m)
-	st := adbc.Status(uint8(ffi.Call(fn, append(args, e)...)))
+	// A slice of its own for the call (which keeps it: purego's arguments
+	// escape), so that the caller's args stay on its stack.
+	all := append(make([]uintptr, 0, len(args)+1), args...)
+	st := adbc.Status(uint8(ffi.Call(fn, append(all, e)...)))
 	return d.result(what, st, errAt(e))
 }
 

@@ -84,7 +84,7 @@ func newConnection(db *Database) (*connection, error) {
 		return nil, err
 	}
 	scratch.free()
-	c.options = options{d: d, o: d.connOptions(), h: c.h, with: c.with}
+	c.options = options{d: d, o: d.connOptions(), h: c.h, in: c}
 	d.ref()
 	return c, nil
 }
@@ -245,7 +245,7 @@ func (c *connection) NewStatement() (adbc.Statement, error) {
 // result readers' streams and its statements (a driver's must go before
 // their connection). A second Close does nothing.
 func (c *connection) Close() error {
-	if c.afterAbandoned(func() { c.Close() }) {
+	if c.abandoned() && c.afterAbandoned(func() { c.Close() }) {
 		return nil
 	}
 	c.mu.Lock()

@@ -55,7 +55,7 @@ func (Driver) NewDatabaseWithContext(_ context.Context, opts map[string]string) 
 		drv.release()
 		return nil, err
 	}
-	db.options = options{d: drv, o: drv.dbOptions(), h: db.h, with: db.with}
+	db.options = options{d: drv, o: drv.dbOptions(), h: db.h, in: db}
 	if err := db.setAll(q); err != nil {
 		db.Close()
 		return nil, err

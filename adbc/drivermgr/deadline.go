@@ -39,7 +39,10 @@ type abandonment struct {
 func (c *connection) abandoned() bool { return c.ab.running.Load() }
 
 // afterAbandoned runs f once the abandoned call comes back, and reports
-// true, if one is running; else it reports false and does nothing.
+// true, if one is running; else it reports false and does nothing. Callers
+// ask abandoned first, so that f is made only when it may be kept (a
+// Close that meets an abandonment begun after that waits for the lock, as
+// it would after this check).
 func (c *connection) afterAbandoned(f func()) bool {
 	c.amu.Lock()
 	defer c.amu.Unlock()
@@ -50,25 +53,35 @@ func (c *connection) afterAbandoned(f func()) bool {
 	return running
 }
 
+// A longCall is a call withDeadline may abandon: run makes it, holding the
+// connection, with its scratch memory; orphan releases what it made when it
+// came back after its caller had left. (An interface, so that a call's
+// state is one allocation or none: run may run on another goroutine, so a
+// closure would be allocated on every call, and so would what it captures.)
+type longCall interface {
+	run(m *cmem) error
+	orphan()
+}
+
 // withDeadline is with for a call that may run long (a query): once ctx
 // ends, the call gets its watcher's grace to come back (a driver that
-// cancels stops it: the statement's watch, which f puts in *wp, asks it
-// to; wp nil or empty: no watch), then its caller gets ctx's error at
-// once while the call goes on in the driver. The connection
-// stays held by it (other calls answer ErrAbandoned, Closes are deferred)
-// until it comes back; then orphan (if set) releases what it made, and
-// the deferred Closes run. Without a ctx that can end, it is with. After
-// an abandonment (an error wrapping ErrAbandoned) the caller must not read
-// what f writes: orphan has it.
-func (c *connection) withDeadline(ctx context.Context, what string, wp *atomic.Pointer[watcher], f func(m *cmem) error, orphan func()) error {
+// cancels stops it: the statement's watch, which the call puts in *wp, asks
+// it to; wp nil or empty: no watch), then its caller gets ctx's error at
+// once while the call goes on in the driver. The connection stays held by
+// it (other calls answer ErrAbandoned, Closes are deferred) until it comes
+// back; then its orphan releases what it made, and the deferred Closes
+// run. Without a ctx that can end, it is with. After an abandonment (an
+// error wrapping ErrAbandoned) the caller must not read what the call
+// writes: orphan has it.
+func (c *connection) withDeadline(ctx context.Context, what string, wp *atomic.Pointer[watcher], call longCall) error {
 	if ctx.Done() == nil {
-		return c.with(f)
+		return c.with(call.run)
 	}
 	if err := c.lock(); err != nil {
 		return err
 	}
 	done := make(chan error, 1)
-	go func() { done <- f(c.scratch) }()
+	go func() { done <- call.run(c.scratch) }()
 	var err error
 	select {
 	case err = <-done:
@@ -88,7 +101,7 @@ func (c *connection) withDeadline(ctx context.Context, what string, wp *atomic.P
 			c.amu.Lock()
 			c.ab.running.Store(true)
 			c.amu.Unlock()
-			go c.finishAbandoned(done, orphan)
+			go c.finishAbandoned(done, call)
 			return fmt.Errorf("%s: %w: abandoned at its deadline; %w until the driver returns", what, ctx.Err(), ErrAbandoned)
 		}
 	}
@@ -99,11 +112,9 @@ func (c *connection) withDeadline(ctx context.Context, what string, wp *atomic.P
 
 // finishAbandoned waits for an abandoned call, releases what it made, and
 // gives the connection back; c.mu is held for it.
-func (c *connection) finishAbandoned(done <-chan error, orphan func()) {
+func (c *connection) finishAbandoned(done <-chan error, call longCall) {
 	<-done
-	if orphan != nil {
-		orphan()
-	}
+	call.orphan()
 	c.scratch.free()
 	c.amu.Lock()
 	after := c.ab.after

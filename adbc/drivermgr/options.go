@@ -1,11 +1,11 @@
 package drivermgr
 
 import (
-	"github.com/purearrow/cdevice/abi"
 	"strconv"
 	"unsafe"
 
 	"github.com/apache/arrow-adbc/go/adbc"
+	"github.com/purearrow/cdevice/abi"
 	"github.com/purearrow/cdevice/adbc/adbcerr"
 	"github.com/purearrow/cdevice/adbc/internal/cabi"
 	"github.com/purearrow/cdevice/internal/ffi"
@@ -41,33 +41,40 @@ func (d *driver) stmtOptions() optionFns {
 		f.StatementGetOption, f.StatementGetOptionBytes, f.StatementGetOptionInt, f.StatementGetOptionDouble, 2}
 }
 
-// options are the option calls of one object h of driver d. with runs a
-// call holding the object (serialized with its connection), with C memory
-// for it.
+// options are the option calls of one object h of driver d, made in the
+// object that holds it.
 type options struct {
-	d    *driver
-	o    optionFns
-	h    uintptr
-	with func(func(m *cmem) error) error
+	d  *driver
+	o  optionFns
+	h  uintptr
+	in holder
+}
+
+// A holder (a Database, connection or statement) runs a call holding its
+// object (serialized with its connection), with C memory for it. (An
+// interface, not a method value: that would be allocated with every
+// statement.)
+type holder interface {
+	with(func(m *cmem) error) error
 }
 
 // SetOption sets a string option (the driver's SetOption).
 func (o options) SetOption(key, value string) error {
-	return o.with(func(m *cmem) error {
+	return o.in.with(func(m *cmem) error {
 		return o.d.callIn(m, o.o.what+"SetOption", o.o.set, o.h, m.str(key), m.str(value))
 	})
 }
 
 // SetOptionBytes sets a bytes option (ADBC 1.1).
 func (o options) SetOptionBytes(key string, value []byte) error {
-	return o.with(func(m *cmem) error {
+	return o.in.with(func(m *cmem) error {
 		return o.d.callIn(m, o.o.what+"SetOptionBytes", o.o.setBytes, o.h, m.str(key), m.bytes(value), uintptr(len(value)))
 	})
 }
 
 // SetOptionInt sets an integer option (ADBC 1.1).
 func (o options) SetOptionInt(key string, value int64) error {
-	return o.with(func(m *cmem) error {
+	return o.in.with(func(m *cmem) error {
 		args := ffi.AppendUint64([]uintptr{o.h, m.str(key)}, uint64(value))
 		return o.d.callIn(m, o.o.what+"SetOptionInt", o.o.setInt, args...)
 	})
@@ -80,7 +87,7 @@ func (o options) SetOptionDouble(key string, value float64) error {
 	if fn == nil {
 		return o.d.notImplemented(o.o.what + "SetOptionDouble")
 	}
-	return o.with(func(m *cmem) error {
+	return o.in.with(func(m *cmem) error {
 		e := o.d.newError(m)
 		st := adbc.Status(fn(o.h, m.str(key), value, e))
 		return o.d.result(o.o.what+"SetOptionDouble", st, errAt(e))
@@ -110,7 +117,7 @@ func (o options) getBuf(what string, fn uintptr, key string) (out []byte, err er
 	size := uintptr(256)
 	for range 2 {
 		var n uintptr
-		err = o.with(func(m *cmem) error {
+		err = o.in.with(func(m *cmem) error {
 			buf := m.alloc(size)
 			length := m.alloc(8)
 			*(*uintptr)(abi.Pointer(length)) = size
@@ -138,7 +145,7 @@ const maxOptionBytes = 1 << 26
 
 // GetOptionInt reads an integer option (ADBC 1.1).
 func (o options) GetOptionInt(key string) (v int64, err error) {
-	err = o.with(func(m *cmem) error {
+	err = o.in.with(func(m *cmem) error {
 		out := m.alloc(8)
 		if err := o.d.callIn(m, o.o.what+"GetOptionInt", o.o.getInt, o.h, m.str(key), out); err != nil {
 			return err
@@ -151,7 +158,7 @@ func (o options) GetOptionInt(key string) (v int64, err error) {
 
 // GetOptionDouble reads a floating-point option (ADBC 1.1).
 func (o options) GetOptionDouble(key string) (v float64, err error) {
-	err = o.with(func(m *cmem) error {
+	err = o.in.with(func(m *cmem) error {
 		out := m.alloc(8)
 		if err := o.d.callIn(m, o.o.what+"GetOptionDouble", o.o.getDouble, o.h, m.str(key), out); err != nil {
 			return err

@@ -33,6 +33,7 @@ type reader struct {
 	// never released: it only names the stream.
 	snap     abi.ArrayStream
 	err      error
+	more     bool // the last Next read a batch
 	released bool // the stream is released (under c.mu)
 }
 
@@ -58,7 +59,7 @@ func (rd *reader) Retain() { rd.refs.Add(1) }
 // Release releases the stream with the last reference (the driver's
 // release, holding the connection) and ends the cancellation watch.
 func (rd *reader) Release() {
-	if rd.refs.Add(-1) != 0 || rd.c.afterAbandoned(rd.releaseLast) {
+	if rd.refs.Add(-1) != 0 || rd.c.abandoned() && rd.c.afterAbandoned(rd.releaseLast) {
 		return
 	}
 	rd.releaseLast()
@@ -102,22 +103,30 @@ func (rd *reader) Next() bool {
 	if rd.err != nil {
 		return false
 	}
-	ok := false
-	err := rd.c.withDeadline(rd.ctx, "ArrowArrayStream.get_next", &rd.w, func(*cmem) error {
-		if rd.released {
-			return adbcerr.New(adbc.StatusInvalidState, "the result's connection is closed")
-		}
-		if ok = rd.r.Next(); !ok && rd.r.Err() != nil {
-			return rd.adbcErr(rd.r.Err())
-		}
-		return nil
-	}, nil)
-	if err != nil {
+	if err := rd.c.withDeadline(rd.ctx, "ArrowArrayStream.get_next", &rd.w, (*nextCall)(rd)); err != nil {
 		rd.err = err
 		return false
 	}
-	return ok
+	return rd.more
 }
+
+// A nextCall is a reader's get_next as a longCall.
+type nextCall reader
+
+func (n *nextCall) run(*cmem) error {
+	rd := (*reader)(n)
+	if rd.released {
+		return adbcerr.New(adbc.StatusInvalidState, "the result's connection is closed")
+	}
+	if rd.more = rd.r.Next(); !rd.more && rd.r.Err() != nil {
+		return rd.adbcErr(rd.r.Err())
+	}
+	return nil
+}
+
+// orphan: a batch read after its caller left is the stream's current one,
+// released with the reader.
+func (n *nextCall) orphan() {}
 
 func (rd *reader) RecordBatch() arrow.RecordBatch { return rd.r.RecordBatch() }
 

@@ -48,7 +48,7 @@ func newStatement(c *connection, m *cmem) (*statement, error) {
 		ffi.Free(p)
 		return nil, err
 	}
-	s.options = options{d: c.drv, o: c.drv.stmtOptions(), h: s.h, with: s.with}
+	s.options = options{d: c.drv, o: c.drv.stmtOptions(), h: s.h, in: s}
 	return s, nil
 }
 
@@ -64,18 +64,6 @@ func (s *statement) with(f func(m *cmem) error) error {
 	})
 }
 
-// withDeadline is with for a call that may run long: its connection's
-// withDeadline, which may abandon the call once ctx ends (the watch f
-// starts in s.watching cancelling it).
-func (s *statement) withDeadline(ctx context.Context, what string, f func(m *cmem) error, orphan func()) error {
-	return s.c.withDeadline(ctx, what, &s.watching, func(m *cmem) error {
-		if err := s.live(); err != nil {
-			return err
-		}
-		return f(m)
-	}, orphan)
-}
-
 // live is nil, or the error of a statement used after Close; the
 // connection is held.
 func (s *statement) live() error {
@@ -87,18 +75,11 @@ func (s *statement) live() error {
 
 func (s *statement) d() *cabi.Driver { return s.c.drv.fns }
 
-// call makes one call of the statement; args adds its arguments.
-func (s *statement) call(what string, fn fnOf, args func(m *cmem) []uintptr) error {
-	return s.with(func(m *cmem) error {
-		return s.c.drv.callIn(m, what, fn(s.d()), append([]uintptr{s.h}, args(m)...)...)
-	})
-}
-
 // Close releases the statement. A second Close does nothing, and so does a
 // Close after its connection's (which released it).
 func (s *statement) Close() error {
 	c := s.c
-	if c.afterAbandoned(func() { s.Close() }) {
+	if c.abandoned() && c.afterAbandoned(func() { s.Close() }) {
 		return nil
 	}
 	c.mu.Lock()
@@ -121,19 +102,70 @@ func (s *statement) release() error {
 }
 
 func (s *statement) SetSqlQuery(query string) error {
-	return s.call("AdbcStatementSetSqlQuery", func(f *cabi.Driver) uintptr { return f.StatementSetSqlQuery }, func(m *cmem) []uintptr {
-		return []uintptr{m.str(query)}
+	return s.with(func(m *cmem) error {
+		return s.c.drv.callIn(m, "AdbcStatementSetSqlQuery", s.d().StatementSetSqlQuery, s.h, m.str(query))
 	})
 }
 
 func (s *statement) SetSubstraitPlan(plan []byte) error {
-	return s.call("AdbcStatementSetSubstraitPlan", func(f *cabi.Driver) uintptr { return f.StatementSetSubstraitPlan }, func(m *cmem) []uintptr {
-		return []uintptr{m.bytes(plan), uintptr(len(plan))}
+	return s.with(func(m *cmem) error {
+		return s.c.drv.callIn(m, "AdbcStatementSetSubstraitPlan", s.d().StatementSetSubstraitPlan, s.h, m.bytes(plan), uintptr(len(plan)))
 	})
 }
 
 func (s *statement) Prepare(context.Context) error {
-	return s.call("AdbcStatementPrepare", func(f *cabi.Driver) uintptr { return f.StatementPrepare }, none)
+	return s.with(func(m *cmem) error {
+		return s.c.drv.callIn(m, "AdbcStatementPrepare", s.d().StatementPrepare, s.h)
+	})
+}
+
+// An execution is one ExecuteQuery or ExecuteUpdate, a longCall: what it
+// asks for and what it got.
+type execution struct {
+	s     *statement
+	ctx   context.Context
+	query bool    // ExecuteQuery: a result stream
+	rd    *reader // the result stream (ExecuteQuery)
+	n     int64   // rows, -1 where the driver does not know
+}
+
+// execute runs the statement, abandoned as withDeadline says.
+func (s *statement) execute(ctx context.Context, query bool) (*execution, error) {
+	e := &execution{s: s, ctx: ctx, query: query, n: -1}
+	return e, s.c.withDeadline(ctx, "AdbcStatementExecuteQuery", &s.watching, e)
+}
+
+func (e *execution) run(m *cmem) error {
+	s := e.s
+	if err := s.live(); err != nil {
+		return err
+	}
+	w := s.watch(e.ctx)
+	var out uintptr // NULL: ExecuteUpdate
+	if e.query {
+		out = m.alloc(unsafe.Sizeof(abi.ArrayStream{}))
+	}
+	rows := m.alloc(8)
+	*(*int64)(abi.Pointer(rows)) = -1
+	err := s.c.drv.callIn(m, "AdbcStatementExecuteQuery", s.d().StatementExecuteQuery, s.h, out, rows)
+	if err == nil {
+		e.n = *(*int64)(abi.Pointer(rows))
+		if e.query {
+			// The reader ends the watch when it is released.
+			if e.rd, err = newReader(e.ctx, s.c, (*abi.ArrayStream)(abi.Pointer(out)), w); err == nil {
+				return nil
+			}
+		}
+	}
+	w.stop()
+	return err
+}
+
+// orphan releases the result of an execution its caller abandoned.
+func (e *execution) orphan() {
+	if e.rd != nil {
+		e.rd.orphaned()
+	}
 }
 
 // ExecuteQuery runs the statement and returns its result as a reader that
@@ -143,52 +175,21 @@ func (s *statement) Prepare(context.Context) error {
 // driver's StatementCancel). The row count is -1 where the driver does not
 // know it.
 func (s *statement) ExecuteQuery(ctx context.Context) (array.RecordReader, int64, error) {
-	var rd *reader
-	n := int64(-1)
-	err := s.withDeadline(ctx, "AdbcStatementExecuteQuery", func(m *cmem) error {
-		w := s.watch(ctx)
-		out, rows := m.alloc(unsafe.Sizeof(abi.ArrayStream{})), m.alloc(8)
-		*(*int64)(abi.Pointer(rows)) = -1
-		if err := s.c.drv.callIn(m, "AdbcStatementExecuteQuery", s.d().StatementExecuteQuery, s.h, out, rows); err != nil {
-			w.stop()
-			return err
-		}
-		n = *(*int64)(abi.Pointer(rows))
-		var err error
-		rd, err = newReader(ctx, s.c, (*abi.ArrayStream)(abi.Pointer(out)), w)
-		if err != nil {
-			w.stop()
-		}
-		return err
-	}, func() { // abandoned: what it made is nobody's
-		if rd != nil {
-			rd.orphaned()
-		}
-	})
+	e, err := s.execute(ctx, true)
 	if err != nil {
 		return nil, -1, err
 	}
-	return rd, n, nil
+	return e.rd, e.n, nil
 }
 
 // ExecuteUpdate runs the statement for its effect and returns the rows it
 // affected (-1 where the driver does not know).
 func (s *statement) ExecuteUpdate(ctx context.Context) (int64, error) {
-	n := int64(-1)
-	err := s.withDeadline(ctx, "AdbcStatementExecuteQuery", func(m *cmem) error {
-		defer s.watch(ctx).stop()
-		rows := m.alloc(8)
-		*(*int64)(abi.Pointer(rows)) = -1
-		if err := s.c.drv.callIn(m, "AdbcStatementExecuteQuery", s.d().StatementExecuteQuery, s.h, 0, rows); err != nil {
-			return err
-		}
-		n = *(*int64)(abi.Pointer(rows))
-		return nil
-	}, nil)
+	e, err := s.execute(ctx, false)
 	if err != nil {
 		return -1, err
 	}
-	return n, nil
+	return e.n, nil
 }
 
 // schemaCall makes a call that fills an ArrowSchema and imports it.
