@@ -234,7 +234,6 @@ func TestInteropArrowGoProducerToHandler(t *testing.T) {
 
 var arrowGoCancelRaces atomic.Int64
 
-
 func interopArrowGoProducer(t *testing.T, ctx context.Context, depth, batches int, stop bool) {
 	h, err := async.NewHandler(async.WithQueueDepth(depth))
 	if err != nil {
