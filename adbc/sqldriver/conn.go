@@ -6,6 +6,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"sync/atomic"
+	"time"
 
 	"github.com/apache/arrow-adbc/go/adbc"
 	"github.com/purearrow/cdevice/adbc/adbcerr"
@@ -43,6 +44,7 @@ type conn struct {
 	// a Ping, or left in a transaction state it could not undo.
 	bad       atomic.Bool
 	closed    atomic.Bool
+	lastReset atomic.Int64 // when ResetSession last ran, in Unix ns
 	connector *connector
 }
 
@@ -70,18 +72,19 @@ func (c *conn) Close() (err error) {
 	return also(c.Conn.Close(), c.connector.release())
 }
 
-// Ping asks the driver for its vendor name (GetInfo), a round trip to the
-// database for drivers that have one. A driver without GetInfo passes.
-// A failure marks the connection bad, so that database/sql discards it.
+// Ping asks the driver for its vendor's version (GetInfo), a round trip to
+// the database for drivers that ask the server (PostgreSQL's; its vendor
+// name it knows without one). A driver without GetInfo passes. A failure
+// marks the connection bad, so that database/sql discards it.
 func (c *conn) Ping(ctx context.Context) (err error) {
-	defer matchable(&err)
+	defer c.outcome(&err)
 	if c.bad.Load() {
 		return driver.ErrBadConn
 	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	rdr, err := c.Conn.GetInfo(ctx, []adbc.InfoCode{adbc.InfoVendorName})
+	rdr, err := c.Conn.GetInfo(ctx, []adbc.InfoCode{adbc.InfoVendorVersion})
 	if err != nil {
 		if isNotImplemented(err) {
 			return nil
@@ -100,17 +103,45 @@ func (c *conn) Ping(ctx context.Context) (err error) {
 }
 
 // ResetSession tells database/sql, before it reuses the connection,
-// whether it still can.
-func (c *conn) ResetSession(context.Context) error {
+// whether it still can. A connection idle for more than idleCheck is
+// pinged first (as pgx does): a server restarted meanwhile ended it, and
+// nothing else would tell until the next query failed.
+func (c *conn) ResetSession(ctx context.Context) error {
 	if c.bad.Load() {
 		return driver.ErrBadConn
+	}
+	now := time.Now()
+	if last := c.lastReset.Swap(now.UnixNano()); now.Sub(time.Unix(0, last)) > idleCheck {
+		if err := c.Ping(ctx); err != nil {
+			if cerr := ctx.Err(); cerr != nil {
+				return cerr
+			}
+			c.bad.Store(true)
+			return driver.ErrBadConn
+		}
 	}
 	return nil
 }
 
+// idleCheck is how long a connection may sit in the pool before its next
+// user has it pinged (ResetSession); tests shorten it.
+var idleCheck = time.Second
+
 // IsValid tells database/sql, as it returns the connection to its pool,
 // whether to keep it.
 func (c *conn) IsValid() bool { return !c.bad.Load() }
+
+// outcome makes *err, as it leaves a method database/sql calls, matchable
+// (matchable), and marks the connection bad when the error says the
+// database is out of reach (adbc.StatusIO: a server gone, a connection
+// lost), so that database/sql discards it instead of handing it to the
+// next query.
+func (c *conn) outcome(err *error) {
+	matchable(err)
+	if *err != nil && errors.Is(*err, adbcerr.IO) {
+		c.bad.Store(true)
+	}
+}
 
 // Query runs query with positional arguments.
 //
@@ -121,7 +152,7 @@ func (c *conn) Query(query string, args []driver.Value) (driver.Rows, error) {
 
 // QueryContext runs query on a new ADBC statement, which the rows close.
 func (c *conn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (_ driver.Rows, err error) {
-	defer matchable(&err)
+	defer c.outcome(&err)
 	st, err := c.newStatement(query)
 	if err != nil {
 		return nil, err
@@ -150,7 +181,7 @@ func (c *conn) Prepare(query string) (driver.Stmt, error) {
 // driver for its parameter schema (a driver that cannot tell leaves the
 // count and types of the arguments unchecked).
 func (c *conn) PrepareContext(ctx context.Context, query string) (_ driver.Stmt, err error) {
-	defer matchable(&err)
+	defer c.outcome(&err)
 	st, err := c.newStatement(query)
 	if err != nil {
 		return nil, err
@@ -203,7 +234,7 @@ func isolationLevel(l sql.IsolationLevel) adbc.OptionIsolationLevel {
 // that cannot take options after it is made (no adbc.PostInitOptions), and
 // an isolation level ADBC lacks, fail with StatusNotImplemented.
 func (c *conn) BeginTx(ctx context.Context, opts driver.TxOptions) (_ driver.Tx, err error) {
-	defer matchable(&err)
+	defer c.outcome(&err)
 	po, ok := c.Conn.(adbc.PostInitOptions)
 	if !ok {
 		return nil, adbcerr.New(adbc.StatusNotImplemented, "transactions need a connection that takes options after it is made (adbc.PostInitOptions)")
@@ -259,7 +290,7 @@ type tx struct {
 // the transaction is rolled back, so that the connection returns to the
 // pool in autocommit mode as database/sql expects.
 func (t *tx) Commit() (err error) {
-	defer matchable(&err)
+	defer t.c.outcome(&err)
 	if err := t.c.Conn.Commit(t.ctx); err != nil {
 		return t.abort(err)
 	}
@@ -270,7 +301,7 @@ func (t *tx) Commit() (err error) {
 // the transaction's context is done (database/sql rolls back for that
 // reason).
 func (t *tx) Rollback() (err error) {
-	defer matchable(&err)
+	defer t.c.outcome(&err)
 	if err := t.c.Conn.Rollback(context.WithoutCancel(t.ctx)); err != nil {
 		t.c.bad.Store(true) // still in the transaction, which closing it ends
 		return err

@@ -189,10 +189,15 @@
 //     adbc.Connection (arrow-adbc's driver.Conn has the exported field Conn,
 //     which this package's has too, but neither method nor exported type);
 //   - connections implement driver.Pinger: Ping asks the driver for
-//     GetInfo(InfoVendorName), passes where the driver lacks GetInfo, and on
-//     failure marks the connection bad; driver.SessionResetter and
+//     GetInfo(InfoVendorVersion), passes where the driver lacks GetInfo, and
+//     on failure marks the connection bad; driver.SessionResetter and
 //     driver.Validator keep a bad or closed connection out of the pool
-//     (arrow-adbc's Ping only checks that a connection opens);
+//     (arrow-adbc's Ping only checks that a connection opens): a connection
+//     is bad once a call of it fails with adbc.StatusIO (the database out of
+//     reach: a server killed or restarted), and one idle for more than a
+//     second is pinged before it is reused, as pgx does, so that the pool
+//     heals after a server restart instead of failing a query on each dead
+//     connection;
 //   - rows implement driver.RowsColumnTypeLength (math.MaxInt64 for
 //     variable-length string and binary columns, the width of a
 //     fixed-size binary) and report the precision and scale of decimal32

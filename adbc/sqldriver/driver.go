@@ -5,6 +5,7 @@ import (
 	"database/sql/driver"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/apache/arrow-adbc/go/adbc"
 	"github.com/purearrow/cdevice/adbc/adbcerr"
@@ -107,7 +108,9 @@ func (c *connector) Connect(ctx context.Context) (_ driver.Conn, err error) {
 	if err != nil {
 		return nil, also(err, c.release())
 	}
-	return &conn{Conn: cn, connector: c}, nil
+	out := &conn{Conn: cn, connector: c}
+	out.lastReset.Store(time.Now().UnixNano())
+	return out, nil
 }
 
 // release counts a connection closed, and closes the database after the

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -36,6 +37,7 @@ type fake struct {
 	commitErr   error    // Commit fails with it
 	optionErr   map[string]error
 	getInfoErr  error
+	executeErr  error // executions fail with it
 	block       bool // executions wait for their context to end
 }
 
@@ -148,6 +150,9 @@ func (s *fakeStmt) ExecuteQuery(ctx context.Context) (array.RecordReader, int64,
 	if err := s.wait(ctx); err != nil {
 		return nil, -1, err
 	}
+	if s.f.executeErr != nil {
+		return nil, -1, s.f.executeErr
+	}
 	if s.f.payload == nil {
 		return nil, -1, errors.New("no payload")
 	}
@@ -157,6 +162,9 @@ func (s *fakeStmt) ExecuteQuery(ctx context.Context) (array.RecordReader, int64,
 func (s *fakeStmt) ExecuteUpdate(ctx context.Context) (int64, error) {
 	if err := s.wait(ctx); err != nil {
 		return -1, err
+	}
+	if s.f.executeErr != nil {
+		return -1, s.f.executeErr
 	}
 	return 7, nil
 }
@@ -788,6 +796,57 @@ func TestPing(t *testing.T) {
 	}
 	if st := db.Stats(); st.OpenConnections != 0 {
 		t.Errorf("the connection that failed Ping stayed in the pool: %+v", st)
+	}
+}
+
+// A connection whose call fails with StatusIO (the server gone) leaves the
+// pool, and the next query runs on a new one; other errors keep it.
+func TestLostConnectionLeavesThePool(t *testing.T) {
+	f := &fake{}
+	db := openFake(t, f)
+	exec := func() error { _, err := db.Exec("UPDATE t SET x = 1"); return err }
+	if err := exec(); err != nil {
+		t.Fatal(err)
+	}
+	f.executeErr = adbc.Error{Code: adbc.StatusInvalidArgument, Msg: "fake: no such table"}
+	if err := exec(); !errors.Is(err, adbcerr.InvalidArgument) {
+		t.Fatalf("Exec: %v", err)
+	}
+	if st := db.Stats(); st.OpenConnections != 1 {
+		t.Errorf("an SQL error closed the connection: %+v", st)
+	}
+	f.executeErr = adbc.Error{Code: adbc.StatusIO, Msg: "fake: server closed the connection unexpectedly"}
+	if err := exec(); !errors.Is(err, adbcerr.IO) {
+		t.Fatalf("Exec: %v", err)
+	}
+	if st := db.Stats(); st.OpenConnections != 0 || !slices.Contains(f.closedSoFar(), "connection") {
+		t.Errorf("the lost connection stayed in the pool: %+v, closed %v", st, f.closedSoFar())
+	}
+	f.executeErr = nil
+	if err := exec(); err != nil {
+		t.Errorf("the query after: %v", err)
+	}
+}
+
+// A connection idle in the pool is pinged before it is reused; one that
+// fails the ping is closed and the query runs on a new one.
+func TestIdleConnectionPinged(t *testing.T) {
+	defer sqldriver.SetIdleCheck(0)()
+	f := &fake{}
+	db := openFake(t, f)
+	exec := func() error { _, err := db.Exec("UPDATE t SET x = 1"); return err }
+	if err := exec(); err != nil {
+		t.Fatal(err)
+	}
+	f.getInfoErr = adbc.Error{Code: adbc.StatusIO, Msg: "fake: no connection to the server"}
+	if err := exec(); err != nil {
+		t.Fatalf("the query after the idle connection failed its ping: %v", err)
+	}
+	if got := f.closedSoFar(); !slices.Equal(got, []string{"connection"}) {
+		t.Errorf("closed %v, want the pinged connection", got)
+	}
+	if st := db.Stats(); st.OpenConnections != 1 {
+		t.Errorf("pool: %+v, want the new connection alone", st)
 	}
 }
 

@@ -23,6 +23,7 @@ import (
 // a time.
 type rows struct {
 	ctx          context.Context // the query's
+	c            *conn
 	rdr          array.RecordReader
 	schema       *arrow.Schema
 	cur          arrow.RecordBatch // the reader's current batch, or nil
@@ -59,7 +60,7 @@ func (r *rows) fields() *arrow.Schema {
 // Close releases the reader (a driver cancels a query whose result was not
 // read to the end) and then the statement.
 func (r *rows) Close() (err error) {
-	defer matchable(&err)
+	defer r.c.outcome(&err)
 	if r.rdr == nil {
 		return nil
 	}
@@ -79,7 +80,7 @@ func (r *rows) Close() (err error) {
 // documentation says. Once the query's context is done it fails with the
 // context's error.
 func (r *rows) Next(dest []driver.Value) (err error) {
-	defer matchable(&err)
+	defer r.c.outcome(&err)
 	if r.rdr == nil {
 		return io.EOF
 	}

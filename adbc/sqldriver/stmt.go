@@ -33,7 +33,7 @@ var (
 
 // Close closes the ADBC statement.
 func (s *stmt) Close() (err error) {
-	defer matchable(&err)
+	defer s.conn.outcome(&err)
 	if s.st == nil {
 		return nil
 	}
@@ -94,7 +94,7 @@ func (s *stmt) release(st adbc.Statement, owned bool) error {
 // what the driver reported (-1 where it does not know), and LastInsertId
 // fails, as ADBC has no such notion.
 func (s *stmt) ExecContext(ctx context.Context, args []driver.NamedValue) (_ driver.Result, err error) {
-	defer matchable(&err)
+	defer s.conn.outcome(&err)
 	st, owned, err := s.acquire(ctx)
 	if err != nil {
 		return nil, err
@@ -119,7 +119,7 @@ func (s *stmt) exec(ctx context.Context, st adbc.Statement, args []driver.NamedV
 // QueryContext binds args (when there are any) as a one-row record batch
 // and executes the statement; the rows stream the result.
 func (s *stmt) QueryContext(ctx context.Context, args []driver.NamedValue) (_ driver.Rows, err error) {
-	defer matchable(&err)
+	defer s.conn.outcome(&err)
 	st, owned, err := s.acquire(ctx)
 	if err != nil {
 		return nil, err
@@ -137,7 +137,7 @@ func (s *stmt) query(ctx context.Context, st adbc.Statement, owned bool, args []
 	if err != nil {
 		return nil, also(err, s.release(st, owned))
 	}
-	return &rows{ctx: ctx, rdr: rdr, rowsAffected: n, done: func() error { return s.release(st, owned) }}, nil
+	return &rows{ctx: ctx, c: s.conn, rdr: rdr, rowsAffected: n, done: func() error { return s.release(st, owned) }}, nil
 }
 
 // bind binds args to st as one row; no arguments bind nothing.
