@@ -6,8 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"strings"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -38,7 +38,7 @@ type fake struct {
 	optionErr   map[string]error
 	getInfoErr  error
 	executeErr  error // executions fail with it
-	block       bool // executions wait for their context to end
+	block       bool  // executions wait for their context to end
 }
 
 var errNotImplemented = adbc.Error{Code: adbc.StatusNotImplemented, Msg: "fake: not implemented"}
