@@ -898,6 +898,7 @@ type scGen struct {
 	batch    int64
 	cur      arrow.RecordBatch
 	refs     int64
+	onBatch  func(from int64) // called before each batch is made (fault tests)
 }
 
 var scGenSchema = arrow.NewSchema([]arrow.Field{
@@ -934,6 +935,9 @@ func (g *scGen) Next() bool {
 	}
 	if g.from >= g.to {
 		return false
+	}
+	if g.onBatch != nil {
+		g.onBatch(g.from)
 	}
 	end := min(g.to, g.from+g.batch)
 	b := array.NewRecordBuilder(g.mem, scGenSchema)
