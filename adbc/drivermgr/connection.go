@@ -55,7 +55,8 @@ type Canceller interface {
 	Cancel() error
 }
 
-// newConnection makes and initializes a connection of db; db.mu is held.
+// newConnection makes and initializes a connection of db; db.use is held
+// (shared).
 func newConnection(db *Database) (*connection, error) {
 	d := db.drv
 	scratch, err := newArena()

@@ -3,13 +3,13 @@ package drivermgr
 import (
 	"context"
 	"errors"
-	"github.com/purearrow/cdevice/abi"
 	"maps"
 	"slices"
 	"sync"
 	"unsafe"
 
 	"github.com/apache/arrow-adbc/go/adbc"
+	"github.com/purearrow/cdevice/abi"
 	"github.com/purearrow/cdevice/adbc/adbcerr"
 	"github.com/purearrow/cdevice/adbc/internal/cabi"
 	"github.com/purearrow/cdevice/internal/ffi"
@@ -70,7 +70,12 @@ func (Driver) NewDatabaseWithContext(_ context.Context, opts map[string]string) 
 // A Database is an initialized AdbcDatabase of a loaded driver. It is safe
 // for concurrent use.
 type Database struct {
-	mu      sync.Mutex
+	// use: Opens share it, for a driver's connection init may be a round
+	// trip to a server that other Opens need not wait for (as Arrow's
+	// managers, C and Go, do not serialize them); the database's own calls
+	// (options, release) take it alone. Taken before mu.
+	use     sync.RWMutex
+	mu      sync.Mutex // closed, conns, releaseAfter
 	drv     *driver
 	h       uintptr // struct AdbcDatabase, C memory, freed by Close
 	options         // the option calls, with db.with
@@ -125,9 +130,12 @@ func (db *Database) setAll(q *request) error {
 
 // with runs f holding the database, with C memory for one call.
 func (db *Database) with(f func(m *cmem) error) error {
+	db.use.Lock()
+	defer db.use.Unlock()
 	db.mu.Lock()
-	defer db.mu.Unlock()
-	if err := db.live(); err != nil {
+	err := db.live()
+	db.mu.Unlock()
+	if err != nil {
 		return err
 	}
 	var m cmem
@@ -135,18 +143,33 @@ func (db *Database) with(f func(m *cmem) error) error {
 	return f(&m)
 }
 
-// Open makes and initializes a connection of the database.
+// Open makes and initializes a connection of the database. Opens run at
+// once, each its driver's connection init.
 func (db *Database) Open(context.Context) (adbc.Connection, error) {
+	db.use.RLock()
 	db.mu.Lock()
-	defer db.mu.Unlock()
-	if err := db.live(); err != nil {
+	err := db.live()
+	db.mu.Unlock()
+	if err != nil {
+		db.use.RUnlock()
 		return nil, err
 	}
 	c, err := newConnection(db)
 	if err != nil {
+		db.use.RUnlock()
 		return nil, err
 	}
+	// Registered even if Close came meanwhile: its release then waits for
+	// this connection's Close (forget).
+	db.mu.Lock()
 	db.conns[c] = struct{}{}
+	closed := db.closed
+	db.mu.Unlock()
+	db.use.RUnlock()
+	if closed {
+		c.Close()
+		return nil, db.live()
+	}
 	return c, nil
 }
 
@@ -154,9 +177,15 @@ func (db *Database) Open(context.Context) (adbc.Connection, error) {
 // last one of a database closed meanwhile releases it.
 func (db *Database) forget(c *connection) {
 	db.mu.Lock()
-	defer db.mu.Unlock()
 	delete(db.conns, c)
-	if db.releaseAfter && len(db.conns) == 0 {
+	last := db.releaseAfter && len(db.conns) == 0
+	if last {
+		db.releaseAfter = false
+	}
+	db.mu.Unlock()
+	if last {
+		db.use.Lock()
+		defer db.use.Unlock()
 		db.release()
 	}
 }
@@ -180,18 +209,21 @@ func (db *Database) Close() error {
 	for _, c := range open {
 		errs = append(errs, c.Close())
 	}
+	db.use.Lock() // Opens in flight finish first
+	defer db.use.Unlock()
 	db.mu.Lock()
 	defer db.mu.Unlock()
 	if len(db.conns) > 0 {
-		// A connection's call abandoned at its deadline is still running:
-		// its Close, and then this release, follow its return.
+		// A connection's call abandoned at its deadline is still running,
+		// or an Open finished meanwhile: its Close, and then this release,
+		// follow (forget).
 		db.releaseAfter = true
 		return errors.Join(errs...)
 	}
 	return errors.Join(append(errs, db.release())...)
 }
 
-// release releases the database and the driver; db.mu is held.
+// release releases the database and the driver; db.use is held alone.
 func (db *Database) release() error {
 	err := db.drv.call("AdbcDatabaseRelease", db.drv.fns.DatabaseRelease, db.h)
 	ffi.Free(abi.Pointer(db.h))

@@ -103,7 +103,7 @@ func newDouble(t *testing.T) *dbl {
 
 // controls are the double's control functions.
 var controls = []string{"double_reset", "double_fail", "double_fail_detail", "double_calls", "double_fired",
-	"double_fn_name", "double_fn_failable", "double_set_version100", "double_set_wait", "double_set_scribble",
+	"double_fn_name", "double_fn_failable", "double_set_version100", "double_set_wait", "double_set_init_gather", "double_set_scribble",
 	"double_set_null_release", "double_set_error_always", "double_lie", "double_live", "double_foreign", "double_bound",
 	"double_misuse", "double_misuse_msg", "double_entry", "double_version"}
 
@@ -150,6 +150,7 @@ func (d *dbl) version() int              { return int(int32(d.call("double_versi
 func (d *dbl) setV100(on bool)           { d.call("double_set_version100", b2u(on)) }
 func (d *dbl) setScribble(on bool)       { d.call("double_set_scribble", b2u(on)) }
 func (d *dbl) setWait(ms int)            { d.call("double_set_wait", uintptr(ms)) }
+func (d *dbl) setInitGather(n int)       { d.call("double_set_init_gather", uintptr(n)) }
 func (d *dbl) setNullRelease(on bool)    { d.call("double_set_null_release", b2u(on)) }
 func (d *dbl) setErrorAlways(on bool)    { d.call("double_set_error_always", b2u(on)) }
 func (d *dbl) lie(kind, at int)          { d.call("double_lie", uintptr(kind), uintptr(at)) }
@@ -1293,6 +1294,36 @@ func TestDoubleAbandonedCall(t *testing.T) {
 	closesAtOnce(t, time.Second, st, cn, db)
 	if !settle.Eventually(func() bool { return d.live("databases") == d.base["databases"] }) {
 		t.Errorf("the database was not released after the abandoned call came back")
+	}
+}
+
+// Opens of one database run at once: the driver's connection init (a
+// server's connect, for a real one) is not serialized by the manager. The
+// double's inits wait until four are in progress together, and fail after
+// 5 s if they never are.
+func TestDoubleConcurrentOpens(t *testing.T) {
+	d := newDouble(t)
+	db := d.open(t, nil)
+	defer closeAll(t, db)
+	const n = 4
+	d.setInitGather(n)
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for range n {
+		wg.Go(func() {
+			cn, err := db.Open(context.Background())
+			if err == nil {
+				err = cn.Close()
+			}
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
 	}
 }
 

@@ -1318,6 +1318,27 @@ static AdbcStatusCode ConnectionNew(struct AdbcConnection *connection, struct Ad
 	RETURN(ADBC_STATUS_OK);
 }
 
+/* deadline_in is the CLOCK_REALTIME time ms from now, for
+ * pthread_cond_timedwait. */
+static struct timespec deadline_in(int ms)
+{
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += ms / 1000;
+	until.tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	return until;
+}
+
+/* init_gather: ConnectionInit waits (up to 5 s) until that many are in
+ * progress at once, as a server's connect would overlap: a manager that
+ * serializes them fails with TIMEOUT (double_set_init_gather). */
+static int init_gather, initing;
+static pthread_cond_t gather_cv = PTHREAD_COND_INITIALIZER;
+
 static AdbcStatusCode ConnectionInit(struct AdbcConnection *connection, struct AdbcDatabase *database,
 				     struct AdbcError *error)
 {
@@ -1329,6 +1350,20 @@ static AdbcStatusCode ConnectionInit(struct AdbcConnection *connection, struct A
 		RETURN(fail_with(error, ADBC_STATUS_INVALID_STATE, NULL, "double: ConnectionInit: database not initialized"));
 	if (c->initialized)
 		RETURN(fail_with(error, ADBC_STATUS_INVALID_STATE, NULL, "double: ConnectionInit: initialized already"));
+	if (init_gather > 0) {
+		int gathered = ++initing >= init_gather;
+		pthread_cond_broadcast(&gather_cv);
+		struct timespec until = deadline_in(5000);
+		int rc = 0;
+		while (!gathered && initing < init_gather && rc == 0)
+			rc = pthread_cond_timedwait(&gather_cv, &mu, &until);
+		gathered = gathered || initing >= init_gather;
+		if (!gathered) {
+			initing--;
+			RETURN(fail_with(error, ADBC_STATUS_TIMEOUT, NULL,
+					 "double: ConnectionInit: %d of %d inits at once after 5 s (serialized?)", initing + 1, init_gather));
+		}
+	}
 	c->initialized = 1;
 	RETURN(ADBC_STATUS_OK);
 }
@@ -1681,14 +1716,7 @@ static AdbcStatusCode StatementExecuteQuery(struct AdbcStatement *statement, str
 	if (q == 2) {
 		s->running = 1;
 		s->cancelled = 0;
-		struct timespec until;
-		clock_gettime(CLOCK_REALTIME, &until);
-		until.tv_sec += wait_ms / 1000;
-		until.tv_nsec += (long)(wait_ms % 1000) * 1000000L;
-		if (until.tv_nsec >= 1000000000L) {
-			until.tv_sec++;
-			until.tv_nsec -= 1000000000L;
-		}
+		struct timespec until = deadline_in(wait_ms);
 		int rc = 0;
 		while (!s->cancelled && rc == 0)
 			rc = pthread_cond_timedwait(&cancel_cv, &mu, &until);
@@ -2141,6 +2169,7 @@ EXPORT void double_reset(void)
 	fired = 0;
 	mode_v100 = mode_scribble = mode_null_release = mode_error_always = 0;
 	wait_ms = 10000;
+	init_gather = initing = 0;
 	lie_kind = lie_at = 0;
 	misuse = 0;
 	misuse_msg[0] = 0;
@@ -2253,6 +2282,15 @@ EXPORT void double_set_version100(int on)
 {
 	LOCK();
 	mode_v100 = on;
+	UNLOCK();
+}
+
+/* double_set_init_gather has ConnectionInit wait for n at once (0: no). */
+EXPORT void double_set_init_gather(int n)
+{
+	LOCK();
+	init_gather = n;
+	initing = 0;
 	UNLOCK();
 }
 
