@@ -31,6 +31,13 @@ var (
 	Unauthorized    error = &sentinel{adbc.StatusUnauthorized}
 )
 
+// Abandoned is what a connection answers while a call it abandoned at the
+// call's deadline is still running in the driver (drivermgr's
+// ErrAbandoned; errors.Is(err, InvalidState) holds for it too): the
+// connection is of no use until that call returns, so that a pool
+// discards one that meets it (sqldriver does).
+var Abandoned = New(adbc.StatusInvalidState, "a call abandoned at its deadline is still running")
+
 // sentinels are the sentinel errors by Status.
 var sentinels = [...]error{
 	adbc.StatusUnknown: Unknown, adbc.StatusNotImplemented: NotImplemented, adbc.StatusNotFound: NotFound,

@@ -7,7 +7,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/apache/arrow-adbc/go/adbc"
 	"github.com/purearrow/cdevice/adbc/adbcerr"
 )
 
@@ -22,9 +21,10 @@ const (
 )
 
 // ErrAbandoned is what a connection answers while a call abandoned at its
-// deadline is still running in the driver (an adbcerr.InvalidState
-// error); it answers normally again once that call comes back.
-var ErrAbandoned = adbcerr.New(adbc.StatusInvalidState, "a call abandoned at its deadline is still running")
+// deadline is still running in the driver (adbcerr.Abandoned, an
+// adbcerr.InvalidState error); it answers normally again once that call
+// comes back.
+var ErrAbandoned = adbcerr.Abandoned
 
 // abandonment is a connection's record of a call abandoned at its
 // deadline: the releases asked for meanwhile run when it comes back.

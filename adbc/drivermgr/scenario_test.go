@@ -33,10 +33,9 @@ import (
 	"github.com/purearrow/cdevice"
 	"github.com/purearrow/cdevice/adbc/adbcerr"
 	"github.com/purearrow/cdevice/adbc/drivermgr"
-	"github.com/purearrow/cdevice/internal/ctest"
+	"github.com/purearrow/cdevice/adbc/internal/adbctest"
 	"github.com/purearrow/cdevice/internal/selfexec"
 	"github.com/purearrow/cdevice/internal/settle"
-	"github.com/purearrow/cdevice/internal/testsupport"
 )
 
 // scDriver is one driver's row: how to reach it, and every way it differs
@@ -333,52 +332,11 @@ func scSQLiteOptions(t *testing.T) map[string]string {
 }
 
 func scPostgresOptions(t *testing.T) map[string]string {
-	lib := sharedADBC(t, "libadbc_driver_postgresql.so")
-	uri := os.Getenv("ADBC_POSTGRESQL_URI")
-	var err error
-	if uri == "" {
-		err = errors.New("ADBC_POSTGRESQL_URI is not set (.ci/postgres start runs a server and prints it)")
-	}
-	testsupport.Need(t, "a PostgreSQL server", err)
-	return map[string]string{"driver": lib, "uri": uri}
+	return map[string]string{"driver": sharedADBC(t, "libadbc_driver_postgresql.so"), "uri": adbctest.PostgresURI(t)}
 }
 
-// scDuckDBOptions: $DUCKDB_LIB, or where examples/duckdb/ci.sh lib puts
-// libduckdb (its VERSION, under $DUCKDB_CACHE or $TMPDIR).
 func scDuckDBOptions(t *testing.T) map[string]string {
-	lib := os.Getenv("DUCKDB_LIB")
-	var err error
-	if lib == "" && (runtime.GOOS != "linux" || runtime.GOARCH != "amd64") {
-		t.Skipf("the cached libduckdb is linux/amd64's (this is %s/%s; set DUCKDB_LIB)", runtime.GOOS, runtime.GOARCH)
-	}
-	if lib == "" {
-		lib, err = scDuckDBCached()
-	}
-	if err == nil {
-		_, err = os.Stat(lib)
-	}
-	testsupport.Need(t, "libduckdb ($DUCKDB_LIB, or examples/duckdb/ci.sh lib)", err)
-	return map[string]string{"driver": lib, "entrypoint": "duckdb_adbc_init"}
-}
-
-func scDuckDBCached() (string, error) {
-	root, err := ctest.ModuleRoot()
-	if err != nil {
-		return "", err
-	}
-	script, err := os.ReadFile(filepath.Join(root, "examples", "duckdb", "ci.sh"))
-	if err != nil {
-		return "", err
-	}
-	m := regexp.MustCompile(`(?m)^VERSION=(\S+)$`).FindSubmatch(script)
-	if m == nil {
-		return "", errors.New("examples/duckdb/ci.sh names no VERSION")
-	}
-	cache := os.Getenv("DUCKDB_CACHE")
-	if cache == "" {
-		cache = filepath.Join(os.TempDir(), "cdevice-duckdb-"+string(m[1]))
-	}
-	return filepath.Join(cache, "linux-x64", "package", "libduckdb.so"), nil
+	return map[string]string{"driver": adbctest.DuckDB(t), "entrypoint": "duckdb_adbc_init"}
 }
 
 // Sizes.

@@ -134,11 +134,12 @@ func (c *conn) IsValid() bool { return !c.bad.Load() }
 // outcome makes *err, as it leaves a method database/sql calls, matchable
 // (matchable), and marks the connection bad when the error says the
 // database is out of reach (adbc.StatusIO: a server gone, a connection
-// lost), so that database/sql discards it instead of handing it to the
-// next query.
+// lost) or a call was abandoned at its deadline (adbcerr.Abandoned: the
+// connection answers nothing else until the driver returns), so that
+// database/sql discards it instead of handing it to the next query.
 func (c *conn) outcome(err *error) {
 	matchable(err)
-	if *err != nil && errors.Is(*err, adbcerr.IO) {
+	if *err != nil && (errors.Is(*err, adbcerr.IO) || errors.Is(*err, adbcerr.Abandoned)) {
 		c.bad.Store(true)
 	}
 }

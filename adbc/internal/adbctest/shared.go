@@ -1,7 +1,9 @@
 // Package adbctest holds what the adbc packages' tests share: finding
 // Arrow's ADBC build (../shared/adbc: the SQLite and PostgreSQL drivers,
-// Arrow's C driver manager, adbc.h), and a PostgreSQL server of a test's
-// own for the fault tests to kill, stop and restart (PGServer, Linux).
+// Arrow's C driver manager, adbc.h), the PostgreSQL server the tests
+// share and DuckDB's library (PostgresURI, DuckDB), and a PostgreSQL
+// server of a test's own for the fault tests to kill, stop and restart
+// (PGServer, Linux).
 // Only tests import it.
 package adbctest
 
