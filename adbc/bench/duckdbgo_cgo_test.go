@@ -9,6 +9,7 @@ package bench
 
 import (
 	"context"
+	"database/sql"
 	"database/sql/driver"
 	"sync"
 	"testing"
@@ -24,6 +25,7 @@ func init() {
 	duckdbGoIngest = duckdbGoAppend
 	duckdbGoScan = duckdbGoArrowScan
 	duckdbGoCollect = duckdbGoArrowCollect
+	duckdbGoSQL = func(b *testing.B) *sql.DB { return openSQL(b, "duckdb", "") }
 	// Before libduckdb.so is loaded: a duckdb symbol found now is the
 	// program's own (duckdb-go's static copy), exported to every library.
 	if _, err := purego.Dlsym(purego.RTLD_DEFAULT, "duckdb_open"); err == nil {
