@@ -26,17 +26,7 @@ import (
 func BenchmarkSelect1(b *testing.B) {
 	drv := sharedADBC(b, "libadbc_driver_sqlite.so")
 	b.Run("Go", func(b *testing.B) {
-		// The driver's default database, as the C side's.
-		db, err := drivermgr.Driver{}.NewDatabase(map[string]string{"driver": drv})
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer db.Close()
-		c, err := db.Open(context.Background())
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer c.Close()
+		c := select1Conn(b, drv)
 		for b.Loop() {
 			select1(b, c)
 		}
@@ -59,6 +49,22 @@ func BenchmarkSelect1(b *testing.B) {
 			}
 		}
 	})
+}
+
+// select1Conn is a connection of drv's default database (as the C side's),
+// closed with tb.
+func select1Conn(tb testing.TB, drv string) adbc.Connection {
+	db, err := drivermgr.Driver{}.NewDatabase(map[string]string{"driver": drv})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { db.Close() })
+	c, err := db.Open(context.Background())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { c.Close() })
+	return c
 }
 
 // select1 runs SELECT 1 on c, reads its result to the end and releases
@@ -101,16 +107,7 @@ func TestSelect1Allocations(t *testing.T) {
 	if testsupport.RaceEnabled() {
 		t.Skip("the race detector allocates for its own bookkeeping")
 	}
-	db, err := drivermgr.Driver{}.NewDatabase(map[string]string{"driver": sharedADBC(t, "libadbc_driver_sqlite.so")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	c, err := db.Open(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := select1Conn(t, sharedADBC(t, "libadbc_driver_sqlite.so"))
 	n := testing.AllocsPerRun(200, func() { select1(t, c) })
 	t.Logf("SELECT 1: %v allocations", n)
 	if n > select1Allocs {

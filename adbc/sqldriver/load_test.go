@@ -96,11 +96,10 @@ type adbcConn struct {
 }
 
 func (a *adbcConn) heal() error {
-	err := a.close()
+	a.close() // deferred by drivermgr until the abandoned call returns
 	a.prepared = map[string]adbc.Statement{}
-	if a.c, err = a.db.Open(context.Background()); err != nil {
-		a.c = nil
-	}
+	c, err := a.db.Open(context.Background())
+	a.c = c
 	return err
 }
 
