@@ -128,8 +128,18 @@
 // Bind, ExecuteQuery, ExecuteUpdate, Commit, GetInfo). Over drivermgr a
 // query's deadline is always kept: the driver's StatementCancel where it
 // has one, else the call is abandoned at its deadline (drivermgr's
-// ErrAbandoned); over another driver, whether a running call stops is its
-// business. database/sql itself fails a call whose context is done before
+// ErrAbandoned, adbcerr.Abandoned), and the connection, which answers
+// nothing else until the driver returns, leaves the pool; over another
+// driver, whether a running call stops is its business.
+//
+// # Faults
+//
+// A connection whose call fails with adbc.StatusIO (a server killed or
+// restarted, a connection lost) is bad: database/sql closes it instead of
+// reusing it. A connection idle in the pool for more than a second is
+// pinged (GetInfo of the vendor's version, a round trip for PostgreSQL)
+// before its next use, so that after a server restart the next query runs
+// on a new connection instead of failing on a dead one. database/sql itself fails a call whose context is done before
 // it starts, and closes rows whose context ends
 // while they are read, which releases the stream.
 //
