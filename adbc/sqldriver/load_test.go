@@ -140,7 +140,9 @@ func (a *adbcConn) query(ctx context.Context, q string, args ...int64) (int64, i
 	return readInts(r)
 }
 
-func (a *adbcConn) ingest(ctx context.Context, table string) error { return ingestInto(ctx, a.c, table) }
+func (a *adbcConn) ingest(ctx context.Context, table string) error {
+	return ingestInto(ctx, a.c, table)
+}
 
 func (a *adbcConn) metadata(ctx context.Context) error { return metadataOf(ctx, a.c) }
 
