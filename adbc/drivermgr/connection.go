@@ -120,26 +120,34 @@ func (c *connection) with(f func(m *cmem) error) error {
 type fnOf func(*cabi.Driver) uintptr
 
 // reader runs a call of the connection that fills an ArrowArrayStream
-// (args are the call's arguments before it) and returns the stream as a
-// reader whose calls are serialized with the connection's.
-func (c *connection) reader(what string, fn fnOf, args func(m *cmem) []uintptr) (array.RecordReader, error) {
+// (args are the call's arguments before it), bounded by ctx as a query is
+// (withDeadline), and returns the stream as a reader whose calls are
+// serialized with the connection's, its batches bounded by ctx too.
+func (c *connection) reader(ctx context.Context, what string, fn fnOf, args func(m *cmem) []uintptr) (array.RecordReader, error) {
 	var rd *reader
-	err := c.with(func(m *cmem) error {
+	err := c.withDeadline(ctx, what, nil, funcCall{func(m *cmem) error {
 		s := m.alloc(unsafe.Sizeof(abi.ArrayStream{}))
 		if err := c.drv.callIn(m, what, fn(c.drv.fns), append(append([]uintptr{c.h}, args(m)...), s)...); err != nil {
 			return err
 		}
 		var err error
-		rd, err = newReader(context.Background(), c, (*abi.ArrayStream)(abi.Pointer(s)), nil)
+		rd, err = newReader(ctx, c, (*abi.ArrayStream)(abi.Pointer(s)), nil)
 		return err
-	})
-	return rd, err
+	}, func() { // abandoned: what it made is nobody's
+		if rd != nil {
+			rd.orphaned()
+		}
+	}})
+	if err != nil {
+		return nil, err
+	}
+	return rd, nil
 }
 
 func none(*cmem) []uintptr { return nil }
 
 func (c *connection) GetInfo(ctx context.Context, codes []adbc.InfoCode) (array.RecordReader, error) {
-	return c.reader("AdbcConnectionGetInfo", func(f *cabi.Driver) uintptr { return f.ConnectionGetInfo }, func(m *cmem) []uintptr {
+	return c.reader(ctx, "AdbcConnectionGetInfo", func(f *cabi.Driver) uintptr { return f.ConnectionGetInfo }, func(m *cmem) []uintptr {
 		var p uintptr
 		if len(codes) > 0 {
 			p = m.alloc(uintptr(4 * len(codes)))
@@ -153,7 +161,7 @@ func (c *connection) GetInfo(ctx context.Context, codes []adbc.InfoCode) (array.
 }
 
 func (c *connection) GetObjects(ctx context.Context, depth adbc.ObjectDepth, catalog, dbSchema, tableName, columnName *string, tableType []string) (array.RecordReader, error) {
-	return c.reader("AdbcConnectionGetObjects", func(f *cabi.Driver) uintptr { return f.ConnectionGetObjects }, func(m *cmem) []uintptr {
+	return c.reader(ctx, "AdbcConnectionGetObjects", func(f *cabi.Driver) uintptr { return f.ConnectionGetObjects }, func(m *cmem) []uintptr {
 		var types uintptr
 		if tableType != nil { // a NULL-terminated list
 			types = m.alloc(uintptr(len(tableType)+1) * unsafe.Sizeof(uintptr(0)))
@@ -166,8 +174,8 @@ func (c *connection) GetObjects(ctx context.Context, depth adbc.ObjectDepth, cat
 	})
 }
 
-func (c *connection) GetTableSchema(_ context.Context, catalog, dbSchema *string, tableName string) (sc *arrow.Schema, err error) {
-	err = c.with(func(m *cmem) error {
+func (c *connection) GetTableSchema(ctx context.Context, catalog, dbSchema *string, tableName string) (sc *arrow.Schema, err error) {
+	err = c.withDeadline(ctx, "AdbcConnectionGetTableSchema", nil, funcCall{do: func(m *cmem) error {
 		out := m.alloc(unsafe.Sizeof(abi.Schema{}))
 		if err := c.drv.callIn(m, "AdbcConnectionGetTableSchema", c.drv.fns.ConnectionGetTableSchema,
 			c.h, m.optStr(catalog), m.optStr(dbSchema), m.str(tableName), out); err != nil {
@@ -175,35 +183,39 @@ func (c *connection) GetTableSchema(_ context.Context, catalog, dbSchema *string
 		}
 		sc, err = importSchema((*abi.Schema)(abi.Pointer(out)))
 		return err
-	})
-	return sc, err
+	}})
+	if err != nil { // after an abandonment the call may still write sc
+		return nil, err
+	}
+	return sc, nil
 }
 
 func (c *connection) GetTableTypes(ctx context.Context) (array.RecordReader, error) {
-	return c.reader("AdbcConnectionGetTableTypes", func(f *cabi.Driver) uintptr { return f.ConnectionGetTableTypes }, none)
+	return c.reader(ctx, "AdbcConnectionGetTableTypes", func(f *cabi.Driver) uintptr { return f.ConnectionGetTableTypes }, none)
 }
 
-// call makes one call of the connection with no other arguments.
-func (c *connection) call(what string, fn fnOf) error {
-	return c.with(func(m *cmem) error { return c.drv.callIn(m, what, fn(c.drv.fns), c.h) })
+// call makes one call of the connection with no other arguments, bounded
+// by ctx (withDeadline).
+func (c *connection) call(ctx context.Context, what string, fn fnOf) error {
+	return c.withDeadline(ctx, what, nil, funcCall{do: func(m *cmem) error { return c.drv.callIn(m, what, fn(c.drv.fns), c.h) }})
 }
 
-func (c *connection) Commit(context.Context) error {
-	return c.call("AdbcConnectionCommit", func(f *cabi.Driver) uintptr { return f.ConnectionCommit })
+func (c *connection) Commit(ctx context.Context) error {
+	return c.call(ctx, "AdbcConnectionCommit", func(f *cabi.Driver) uintptr { return f.ConnectionCommit })
 }
 
-func (c *connection) Rollback(context.Context) error {
-	return c.call("AdbcConnectionRollback", func(f *cabi.Driver) uintptr { return f.ConnectionRollback })
+func (c *connection) Rollback(ctx context.Context) error {
+	return c.call(ctx, "AdbcConnectionRollback", func(f *cabi.Driver) uintptr { return f.ConnectionRollback })
 }
 
 func (c *connection) ReadPartition(ctx context.Context, serialized []byte) (array.RecordReader, error) {
-	return c.reader("AdbcConnectionReadPartition", func(f *cabi.Driver) uintptr { return f.ConnectionReadPartition }, func(m *cmem) []uintptr {
+	return c.reader(ctx, "AdbcConnectionReadPartition", func(f *cabi.Driver) uintptr { return f.ConnectionReadPartition }, func(m *cmem) []uintptr {
 		return []uintptr{m.bytes(serialized), uintptr(len(serialized))}
 	})
 }
 
 func (c *connection) GetStatistics(ctx context.Context, catalog, dbSchema, tableName *string, approximate bool) (array.RecordReader, error) {
-	return c.reader("AdbcConnectionGetStatistics", func(f *cabi.Driver) uintptr { return f.ConnectionGetStatistics }, func(m *cmem) []uintptr {
+	return c.reader(ctx, "AdbcConnectionGetStatistics", func(f *cabi.Driver) uintptr { return f.ConnectionGetStatistics }, func(m *cmem) []uintptr {
 		a := uintptr(0)
 		if approximate {
 			a = 1
@@ -213,7 +225,7 @@ func (c *connection) GetStatistics(ctx context.Context, catalog, dbSchema, table
 }
 
 func (c *connection) GetStatisticNames(ctx context.Context) (array.RecordReader, error) {
-	return c.reader("AdbcConnectionGetStatisticNames", func(f *cabi.Driver) uintptr { return f.ConnectionGetStatisticNames }, none)
+	return c.reader(ctx, "AdbcConnectionGetStatisticNames", func(f *cabi.Driver) uintptr { return f.ConnectionGetStatisticNames }, none)
 }
 
 // Cancel asks the driver to stop what the connection is doing; it does not

@@ -63,6 +63,22 @@ type longCall interface {
 	orphan()
 }
 
+// A funcCall is a longCall of functions, for the calls rare enough that
+// their closures' allocations do not matter (metadata, commit): do makes
+// the call, left (may be nil) releases what an abandoned one made.
+type funcCall struct {
+	do   func(m *cmem) error
+	left func()
+}
+
+func (f funcCall) run(m *cmem) error { return f.do(m) }
+
+func (f funcCall) orphan() {
+	if f.left != nil {
+		f.left()
+	}
+}
+
 // withDeadline is with for a call that may run long (a query): once ctx
 // ends, the call gets its watcher's grace to come back (a driver that
 // cancels stops it: the statement's watch, which the call puts in *wp, asks

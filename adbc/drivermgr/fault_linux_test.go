@@ -225,16 +225,17 @@ func ingestUntilKilled(t *testing.T, c adbc.Connection, table string) error {
 	t.Helper()
 	pid := adbctest.Backend(t, c)
 	gen := scNewGen(memory.DefaultAllocator, 1, faultIngest+1)
-	gen.onBatch = func(from int64) {
-		if from > faultIngest/5 && pid != 0 {
-			kill(t, pid, syscall.SIGKILL)
-			pid = 0
+	var killErr error
+	killed := false
+	gen.onBatch = func(from int64) { // inside the driver's call: no t.Fatal here
+		if from > faultIngest/5 && !killed {
+			killed, killErr = true, syscall.Kill(pid, syscall.SIGKILL)
 		}
 	}
 	defer gen.Release()
 	_, err := adbc.IngestStream(context.Background(), c, gen, table, adbc.OptionValueIngestModeCreate, adbc.IngestStreamOptions{})
-	if pid != 0 {
-		t.Fatalf("the ingest ended before the fault (%v)", err)
+	if !killed || killErr != nil {
+		t.Fatalf("the ingest ended before the fault (%v; kill: %v)", err, killErr)
 	}
 	return err
 }
@@ -323,8 +324,8 @@ func TestPostgresServerKilled(t *testing.T) {
 
 // A backend that stops answering (SIGSTOP): a call with a deadline returns
 // by it (plus the grace a driver that took the cancel gets, 2 s), other
-// calls on the connection answer ErrAbandoned at once; after SIGCONT the
-// connection works again.
+// calls on the connection answer ErrAbandoned at once, a metadata call
+// keeps its deadline too; after SIGCONT the connection works again.
 func TestPostgresBackendStopped(t *testing.T) {
 	f := newPGFault(t)
 	c := f.open(t)
@@ -352,6 +353,23 @@ func TestPostgresBackendStopped(t *testing.T) {
 	} else if took := time.Since(start); took > time.Second {
 		t.Errorf("a call meanwhile took %v to say ErrAbandoned", took)
 	}
+
+	// A metadata call (GetInfo of the version: a round trip for
+	// PostgreSQL) keeps its deadline too; its driver has no cancel for it,
+	// so it is abandoned after the short grace.
+	meta := f.open(t)
+	defer meta.Close()
+	metaPID := adbctest.Backend(t, meta)
+	kill(t, metaPID, syscall.SIGSTOP)
+	defer syscall.Kill(metaPID, syscall.SIGCONT)
+	mctx, mcancel := context.WithTimeout(context.Background(), deadline)
+	defer mcancel()
+	start = time.Now()
+	_, err = meta.GetInfo(mctx, []adbc.InfoCode{adbc.InfoVendorVersion})
+	if took := time.Since(start); !errors.Is(err, context.DeadlineExceeded) || took > deadline+time.Second {
+		t.Errorf("GetInfo on the stopped backend: %v after %v, want its context's error by its deadline", err, took)
+	}
+	kill(t, metaPID, syscall.SIGCONT)
 
 	kill(t, pid, syscall.SIGCONT)
 	var got int64

@@ -64,6 +64,19 @@ func (s *statement) with(f func(m *cmem) error) error {
 	})
 }
 
+// within is with for a call that takes a context: bounded by it as a
+// query is (withDeadline, without the statement's cancel: only executions
+// ask for it). What an abandoned call makes here is Go memory, or released
+// inside the call: nothing is left to release after it.
+func (s *statement) within(ctx context.Context, what string, f func(m *cmem) error) error {
+	return s.c.withDeadline(ctx, what, nil, funcCall{do: func(m *cmem) error {
+		if err := s.live(); err != nil {
+			return err
+		}
+		return f(m)
+	}})
+}
+
 // live is nil, or the error of a statement used after Close; the
 // connection is held.
 func (s *statement) live() error {
@@ -113,8 +126,8 @@ func (s *statement) SetSubstraitPlan(plan []byte) error {
 	})
 }
 
-func (s *statement) Prepare(context.Context) error {
-	return s.with(func(m *cmem) error {
+func (s *statement) Prepare(ctx context.Context) error {
+	return s.within(ctx, "AdbcStatementPrepare", func(m *cmem) error {
 		return s.c.drv.callIn(m, "AdbcStatementPrepare", s.d().StatementPrepare, s.h)
 	})
 }
@@ -193,8 +206,8 @@ func (s *statement) ExecuteUpdate(ctx context.Context) (int64, error) {
 }
 
 // schemaCall makes a call that fills an ArrowSchema and imports it.
-func (s *statement) schemaCall(what string, fn fnOf) (sc *arrow.Schema, err error) {
-	err = s.with(func(m *cmem) error {
+func (s *statement) schemaCall(ctx context.Context, what string, fn fnOf) (sc *arrow.Schema, err error) {
+	err = s.within(ctx, what, func(m *cmem) error {
 		out := m.alloc(unsafe.Sizeof(abi.Schema{}))
 		if err := s.c.drv.callIn(m, what, fn(s.d()), s.h, out); err != nil {
 			return err
@@ -202,16 +215,19 @@ func (s *statement) schemaCall(what string, fn fnOf) (sc *arrow.Schema, err erro
 		sc, err = importSchema((*abi.Schema)(abi.Pointer(out)))
 		return err
 	})
-	return sc, err
+	if err != nil { // after an abandonment the call may still write sc
+		return nil, err
+	}
+	return sc, nil
 }
 
 // ExecuteSchema returns the schema the statement's result would have.
-func (s *statement) ExecuteSchema(context.Context) (*arrow.Schema, error) {
-	return s.schemaCall("AdbcStatementExecuteSchema", func(f *cabi.Driver) uintptr { return f.StatementExecuteSchema })
+func (s *statement) ExecuteSchema(ctx context.Context) (*arrow.Schema, error) {
+	return s.schemaCall(ctx, "AdbcStatementExecuteSchema", func(f *cabi.Driver) uintptr { return f.StatementExecuteSchema })
 }
 
 func (s *statement) GetParameterSchema() (*arrow.Schema, error) {
-	return s.schemaCall("AdbcStatementGetParameterSchema", func(f *cabi.Driver) uintptr { return f.StatementGetParameterSchema })
+	return s.schemaCall(context.Background(), "AdbcStatementGetParameterSchema", func(f *cabi.Driver) uintptr { return f.StatementGetParameterSchema })
 }
 
 // Bind binds one batch of parameters, exported without a copy; the driver
@@ -259,8 +275,8 @@ func releaseLeft(arr *abi.Array, sc *abi.Schema) {
 
 // ExecutePartitions runs the statement as partitions, each read with
 // Connection.ReadPartition.
-func (s *statement) ExecutePartitions(context.Context) (schema *arrow.Schema, out adbc.Partitions, n int64, err error) {
-	err = s.with(func(m *cmem) error {
+func (s *statement) ExecutePartitions(ctx context.Context) (schema *arrow.Schema, out adbc.Partitions, n int64, err error) {
+	err = s.within(ctx, "AdbcStatementExecutePartitions", func(m *cmem) error {
 		sc := (*abi.Schema)(abi.Pointer(m.alloc(unsafe.Sizeof(abi.Schema{}))))
 		parts, rows := m.alloc(unsafe.Sizeof(cabi.Partitions{})), m.alloc(8)
 		*(*int64)(abi.Pointer(rows)) = -1

@@ -44,7 +44,7 @@ type conn struct {
 	// a Ping, or left in a transaction state it could not undo.
 	bad       atomic.Bool
 	closed    atomic.Bool
-	lastReset atomic.Int64 // when ResetSession last ran, in Unix ns
+	pooled    atomic.Int64 // when it went back to the pool (IsValid), in Unix ns
 	connector *connector
 }
 
@@ -103,19 +103,17 @@ func (c *conn) Ping(ctx context.Context) (err error) {
 }
 
 // ResetSession tells database/sql, before it reuses the connection,
-// whether it still can. A connection idle for more than idleCheck is
-// pinged first (as pgx does): a server restarted meanwhile ended it, and
-// nothing else would tell until the next query failed.
+// whether it still can. A connection idle in the pool for more than
+// idleCheck is pinged first (as pgx does), within the caller's context: a
+// server restarted meanwhile ended it, and nothing else would tell until
+// the next query failed. A failed ping makes it bad (driver.ErrBadConn:
+// nothing ran on it, so database/sql takes another).
 func (c *conn) ResetSession(ctx context.Context) error {
 	if c.bad.Load() {
 		return driver.ErrBadConn
 	}
-	now := time.Now()
-	if last := c.lastReset.Swap(now.UnixNano()); now.Sub(time.Unix(0, last)) > idleCheck {
+	if time.Since(time.Unix(0, c.pooled.Load())) > idleCheck {
 		if err := c.Ping(ctx); err != nil {
-			if cerr := ctx.Err(); cerr != nil {
-				return cerr
-			}
 			c.bad.Store(true)
 			return driver.ErrBadConn
 		}
@@ -128,8 +126,11 @@ func (c *conn) ResetSession(ctx context.Context) error {
 var idleCheck = time.Second
 
 // IsValid tells database/sql, as it returns the connection to its pool,
-// whether to keep it.
-func (c *conn) IsValid() bool { return !c.bad.Load() }
+// whether to keep it; the connection's idle time counts from now.
+func (c *conn) IsValid() bool {
+	c.pooled.Store(time.Now().UnixNano())
+	return !c.bad.Load()
+}
 
 // outcome makes *err, as it leaves a method database/sql calls, matchable
 // (matchable), and marks the connection bad when the error says the

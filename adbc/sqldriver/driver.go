@@ -109,7 +109,7 @@ func (c *connector) Connect(ctx context.Context) (_ driver.Conn, err error) {
 		return nil, also(err, c.release())
 	}
 	out := &conn{Conn: cn, connector: c}
-	out.lastReset.Store(time.Now().UnixNano())
+	out.pooled.Store(time.Now().UnixNano())
 	return out, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/purearrow/cdevice/adbc/adbcerr"
 	"github.com/purearrow/cdevice/adbc/internal/adbctest"
@@ -106,5 +107,44 @@ func TestPostgresPoolHeals(t *testing.T) {
 	}
 	for _, c := range held {
 		c.Close()
+	}
+}
+
+// A query whose pooled connection's server stopped answering (SIGSTOP of
+// its backend) returns by its deadline, the ping before reuse included,
+// and the pool works again once the server answers.
+func TestPostgresPoolDeadline(t *testing.T) {
+	lib := adbctest.Shared(t, "libadbc_driver_postgresql.so")
+	srv := adbctest.StartPG(t)
+	db, err := sql.Open("adbc", "driver="+lib+";uri="+srv.URI)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	defer sqldriver.SetIdleCheck(0)()
+	db.SetMaxOpenConns(1)
+	ctx := context.Background()
+	var pid int
+	if err := db.QueryRowContext(ctx, "SELECT pg_backend_pid()").Scan(&pid); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Kill(pid, syscall.SIGCONT)
+	const deadline = 300 * time.Millisecond
+	qctx, cancel := context.WithTimeout(ctx, deadline)
+	defer cancel()
+	start := time.Now()
+	var x int64
+	err = db.QueryRowContext(qctx, "SELECT 1::int8").Scan(&x)
+	took := time.Since(start)
+	t.Logf("a query on the pool whose connection's backend is stopped: %v after %v", err, took.Round(time.Millisecond))
+	if err == nil || took > deadline+time.Second {
+		t.Errorf("the query returned %v after %v, want an error by its %v deadline", err, took, deadline)
+	}
+	syscall.Kill(pid, syscall.SIGCONT)
+	if !settle.Eventually(func() bool { return db.QueryRowContext(ctx, "SELECT 1::int8").Scan(&x) == nil }) {
+		t.Errorf("the pool does not work again after SIGCONT")
 	}
 }

@@ -372,7 +372,7 @@ func loadWork(ctx context.Context, tgt loadTarget, lc loadConn, g int, table str
 			tally.failed(op, err)
 			if errors.Is(err, adbcerr.Abandoned) {
 				if err := lc.heal(); err != nil {
-					tally.failed("heal", err)
+					tally.wrongResult("replacing an abandoned connection: %v", err)
 					return
 				}
 			}
@@ -523,12 +523,18 @@ func loadRun(t *testing.T, tgt loadTarget, opts map[string]string, path string, 
 	cancel()
 	heapSlope, rssSlope, growth := mem.finish()
 
-	// The ingests' tables go (the PostgreSQL server is shared).
-	var cleanup loadConn = conns[0]
-	for g := range conns {
-		if _, _, err := cleanup.query(context.Background(), "DROP TABLE IF EXISTS "+fmt.Sprintf("%s_%d", prefix, g)); err != nil {
-			t.Logf("dropping the ingest table: %v", err)
+	// The ingests' tables go (the PostgreSQL server is shared), dropped
+	// through the first connection that is still there.
+	for _, cleanup := range conns {
+		if a, ok := cleanup.(*adbcConn); ok && a.c == nil {
+			continue
 		}
+		for g := range conns {
+			if _, _, err := cleanup.query(context.Background(), "DROP TABLE IF EXISTS "+fmt.Sprintf("%s_%d", prefix, g)); err != nil {
+				t.Logf("dropping the ingest table: %v", err)
+			}
+		}
+		break
 	}
 	for _, lc := range conns {
 		if err := lc.close(); err != nil {

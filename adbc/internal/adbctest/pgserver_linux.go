@@ -77,14 +77,29 @@ func (s *PGServer) Restart(t testing.TB) {
 	}
 }
 
-// postmaster is the server's main process as its pid file names it.
+// postmaster is the server's main process as its pid file names it, if
+// that process is PostgreSQL's (a stale file's number may have gone to
+// another process since).
 func (s *PGServer) postmaster() (int, error) {
 	b, err := os.ReadFile(filepath.Join(s.Dir, "data", "postmaster.pid"))
 	if err != nil {
 		return 0, err
 	}
 	line, _, _ := strings.Cut(string(b), "\n")
-	return strconv.Atoi(strings.TrimSpace(line))
+	pid, err := strconv.Atoi(strings.TrimSpace(line))
+	if err != nil {
+		return 0, err
+	}
+	if !isPostgres(pid) {
+		return 0, fmt.Errorf("process %d of %s/data/postmaster.pid is not PostgreSQL's", pid, s.Dir)
+	}
+	return pid, nil
+}
+
+// isPostgres: pid runs PostgreSQL's server (its main process or a backend).
+func isPostgres(pid int) bool {
+	comm, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm")
+	return err == nil && strings.TrimSpace(string(comm)) == "postgres"
 }
 
 // KillAll kills the whole server with SIGKILL, its main process and every
@@ -129,7 +144,7 @@ func (s *PGServer) Continue() {
 	}
 }
 
-// children are the processes whose parent is pid (/proc).
+// children are the PostgreSQL processes whose parent is pid (/proc).
 func children(pid int) []int {
 	var out []int
 	entries, _ := os.ReadDir("/proc")
@@ -138,7 +153,7 @@ func children(pid int) []int {
 		if err != nil {
 			continue
 		}
-		if ppid, _ := procStat(child); ppid == pid {
+		if ppid, _ := procStat(child); ppid == pid && isPostgres(child) {
 			out = append(out, child)
 		}
 	}
