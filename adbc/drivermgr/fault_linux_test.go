@@ -237,6 +237,7 @@ func ingestUntilKilled(t *testing.T, c adbc.Connection, table string) error {
 	if !killed || killErr != nil {
 		t.Fatalf("the ingest ended before the fault (%v; kill: %v)", err, killErr)
 	}
+	adbctest.Reaped(t, pid)
 	return err
 }
 
@@ -265,6 +266,7 @@ func TestPostgresBackendKilled(t *testing.T) {
 		pid := adbctest.Backend(t, c)
 		n, err := streamUntil(t, c, func() { kill(t, pid, syscall.SIGKILL) })
 		cutShort(t, n, err)
+		adbctest.Reaped(t, pid)
 		broken(t, c)
 	})
 	t.Run("ingest", func(t *testing.T) {
@@ -293,7 +295,9 @@ func TestPostgresBackendKilled(t *testing.T) {
 		if _, err := faultExec(c, "INSERT INTO fault_tx SELECT g FROM generate_series(1, 1000) g"); err != nil {
 			t.Fatal(err)
 		}
-		kill(t, adbctest.Backend(t, c), syscall.SIGKILL)
+		pid := adbctest.Backend(t, c)
+		kill(t, pid, syscall.SIGKILL)
+		adbctest.Reaped(t, pid)
 		if err := c.Commit(context.Background()); err == nil {
 			t.Error("Commit succeeded after the backend was killed")
 		}

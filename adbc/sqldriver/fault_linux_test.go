@@ -59,6 +59,7 @@ func TestPostgresPoolHeals(t *testing.T) {
 	}
 	rows.Close()
 	conn.Close()
+	adbctest.Reaped(t, pid)
 	if st := db.Stats(); st.OpenConnections != 0 {
 		t.Errorf("the dead connection stayed in the pool: %+v", st)
 	}

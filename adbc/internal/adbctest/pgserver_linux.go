@@ -134,6 +134,17 @@ func (s *PGServer) KillAll(t testing.TB) {
 	}
 }
 
+// Reaped waits until the server's main process has reaped pid, a backend
+// killed: only then has it seen the crash, and begun to end every other
+// connection and recover (until then a new connection would work, and be
+// ended a moment later).
+func Reaped(t testing.TB, pid int) {
+	t.Helper()
+	if !settle.Eventually(func() bool { _, state := procStat(pid); return state == "" }) {
+		t.Fatalf("backend %d was never reaped", pid)
+	}
+}
+
 // Continue sends SIGCONT to every process of the server (what Stop
 // stopped).
 func (s *PGServer) Continue() {
