@@ -44,7 +44,7 @@ type conn struct {
 	// a Ping, or left in a transaction state it could not undo.
 	bad       atomic.Bool
 	closed    atomic.Bool
-	pooled    atomic.Int64 // when it went back to the pool (IsValid), in Unix ns
+	pooled    atomic.Int64 // when it went back to the pool (IsValid): sinceStart
 	connector *connector
 }
 
@@ -112,7 +112,7 @@ func (c *conn) ResetSession(ctx context.Context) error {
 	if c.bad.Load() {
 		return driver.ErrBadConn
 	}
-	if time.Since(time.Unix(0, c.pooled.Load())) > idleCheck {
+	if sinceStart()-time.Duration(c.pooled.Load()) >= idleCheck {
 		if err := c.Ping(ctx); err != nil {
 			c.bad.Store(true)
 			return driver.ErrBadConn
@@ -122,13 +122,19 @@ func (c *conn) ResetSession(ctx context.Context) error {
 }
 
 // idleCheck is how long a connection may sit in the pool before its next
-// user has it pinged (ResetSession); tests shorten it.
+// user has it pinged (ResetSession); tests shorten it (0: always).
 var idleCheck = time.Second
+
+// sinceStart is the monotonic time since the package started: idle times
+// neither follow the wall clock's jumps nor depend on its resolution.
+func sinceStart() time.Duration { return time.Since(start) }
+
+var start = time.Now()
 
 // IsValid tells database/sql, as it returns the connection to its pool,
 // whether to keep it; the connection's idle time counts from now.
 func (c *conn) IsValid() bool {
-	c.pooled.Store(time.Now().UnixNano())
+	c.pooled.Store(int64(sinceStart()))
 	return !c.bad.Load()
 }
 

@@ -5,7 +5,6 @@ import (
 	"database/sql/driver"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/apache/arrow-adbc/go/adbc"
 	"github.com/purearrow/cdevice/adbc/adbcerr"
@@ -109,7 +108,7 @@ func (c *connector) Connect(ctx context.Context) (_ driver.Conn, err error) {
 		return nil, also(err, c.release())
 	}
 	out := &conn{Conn: cn, connector: c}
-	out.pooled.Store(time.Now().UnixNano())
+	out.pooled.Store(int64(sinceStart()))
 	return out, nil
 }
 
