@@ -14,19 +14,26 @@ import (
 	"github.com/purearrow/cdevice/internal/settle"
 )
 
-// database/sql's pool over a PostgreSQL server (of the test's own) whose
-// backend is killed mid-query, then the whole server killed and
-// restarted: the query in flight fails with an IO error, the dead
-// connections leave the pool, and the next query succeeds once the server
-// is back, without the caller retrying.
-func TestPostgresPoolHeals(t *testing.T) {
+// openOwnPG starts a PostgreSQL server of t's own and opens a database/sql
+// pool on it, closed when t ends.
+func openOwnPG(t *testing.T) (*adbctest.PGServer, *sql.DB) {
 	lib := adbctest.Shared(t, "libadbc_driver_postgresql.so")
 	srv := adbctest.StartPG(t)
 	db, err := sql.Open("adbc", "driver="+lib+";uri="+srv.URI)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	t.Cleanup(func() { db.Close() })
+	return srv, db
+}
+
+// database/sql's pool over a PostgreSQL server (of the test's own) whose
+// backend is killed mid-query, then the whole server killed and
+// restarted: the query in flight fails with an IO error, the dead
+// connections leave the pool, and the next query succeeds once the server
+// is back, without the caller retrying.
+func TestPostgresPoolHeals(t *testing.T) {
+	srv, db := openOwnPG(t)
 	ctx := context.Background()
 	one := func() error {
 		var x int64
@@ -115,13 +122,7 @@ func TestPostgresPoolHeals(t *testing.T) {
 // its backend) returns by its deadline, the ping before reuse included,
 // and the pool works again once the server answers.
 func TestPostgresPoolDeadline(t *testing.T) {
-	lib := adbctest.Shared(t, "libadbc_driver_postgresql.so")
-	srv := adbctest.StartPG(t)
-	db, err := sql.Open("adbc", "driver="+lib+";uri="+srv.URI)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	_, db := openOwnPG(t)
 	defer sqldriver.SetIdleCheck(0)()
 	db.SetMaxOpenConns(1)
 	ctx := context.Background()
@@ -138,7 +139,7 @@ func TestPostgresPoolDeadline(t *testing.T) {
 	defer cancel()
 	start := time.Now()
 	var x int64
-	err = db.QueryRowContext(qctx, "SELECT 1::int8").Scan(&x)
+	err := db.QueryRowContext(qctx, "SELECT 1::int8").Scan(&x)
 	took := time.Since(start)
 	t.Logf("a query on the pool whose connection's backend is stopped: %v after %v", err, took.Round(time.Millisecond))
 	if err == nil || took > deadline+time.Second {
