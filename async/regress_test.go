@@ -728,21 +728,30 @@ func parked(states []string) bool {
 
 // wantIdle fails t unless at least want goroutines run the async package's
 // code and, once they have come to rest, stay parked: 50 goroutine dumps a
-// couple of milliseconds apart find every one of them waiting. A loop that
-// spins or polls is caught in the act; a goroutine that waits is never
-// seen otherwise, however loaded the machine, because nothing can wake it
-// (the test holds back what would). No clock is read.
+// couple of milliseconds apart find them waiting in at least 45. A loop
+// that spins or polls is caught in the act nearly every time; a goroutine
+// that waits is seen otherwise at most in passing, however loaded the
+// machine, because nothing wakes it (the test holds back what would). No
+// clock is read.
 func wantIdle(t *testing.T, what string, want int) {
 	t.Helper()
 	var states []string
 	if !settle.Eventually(func() bool { states = asyncGoroutines(); return len(states) >= want && parked(states) }) {
 		t.Fatalf("%s: the async goroutines never came to rest: %q (want %d at least)", what, states, want)
 	}
+	// A loop that spins or polls is busy in nearly every sample; a waiting
+	// goroutine may be caught once in the moment the runtime moves it (an
+	// emulated CPU under load, qemu's, showed one runnable in 50), so one
+	// busy sample in ten is allowed.
+	busy := 0
 	for range 50 {
 		time.Sleep(2 * time.Millisecond)
-		if states = asyncGoroutines(); !parked(states) {
-			t.Fatalf("%s: an async goroutine is busy: %q (something spins or polls)", what, states)
+		if s := asyncGoroutines(); !parked(s) {
+			busy, states = busy+1, s
 		}
+	}
+	if busy > 5 {
+		t.Fatalf("%s: an async goroutine was busy in %d of 50 samples, last %q (something spins or polls)", what, busy, states)
 	}
 }
 
