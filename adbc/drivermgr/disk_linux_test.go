@@ -24,6 +24,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/purearrow/cdevice/adbc/adbcerr"
 	"github.com/purearrow/cdevice/adbc/drivermgr"
+	"github.com/purearrow/cdevice/adbc/internal/adbctest"
 	"github.com/purearrow/cdevice/internal/selfexec"
 )
 
@@ -78,7 +79,7 @@ var diskDBs = []diskDB{
 			// tables) and a full read stand for one.
 			_, err := faultExec(c, "CHECKPOINT")
 			if err == nil {
-				_, err = faultInt(context.Background(), c, "SELECT count(*) FROM (SELECT * FROM disk_t) AS t")
+				_, err = adbctest.QueryInt(context.Background(), c, "SELECT count(*) FROM (SELECT * FROM disk_t) AS t")
 			}
 			return err
 		}},
@@ -225,7 +226,7 @@ func TestDiskFull(t *testing.T) {
 			if err := d.check(c); err != nil {
 				t.Errorf("the file after the full disk: %v", err)
 			}
-			n, err := faultInt(context.Background(), c, "SELECT count(*) FROM disk_t")
+			n, err := adbctest.QueryInt(context.Background(), c, "SELECT count(*) FROM disk_t")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -233,9 +234,9 @@ func TestDiskFull(t *testing.T) {
 				t.Errorf("disk_t holds %d rows, want the %d committed before", n, diskKept)
 			}
 			for _, table := range []string{"disk_ingest", "disk_ingest_tx"} {
-				n, err := faultInt(context.Background(), c, fmt.Sprintf(d.exists, table))
+				n, err := adbctest.QueryInt(context.Background(), c, fmt.Sprintf(d.exists, table))
 				if err == nil && n > 0 {
-					n, err = faultInt(context.Background(), c, "SELECT count(*) FROM "+table)
+					n, err = adbctest.QueryInt(context.Background(), c, "SELECT count(*) FROM "+table)
 				}
 				if err != nil {
 					t.Fatalf("%s: %v", table, err)

@@ -245,7 +245,6 @@ func settledTo(want cdevice.Leaks) cdevice.Leaks {
 	return l
 }
 
-// open loads the double through the manager.
 // session opens a database of the double with opts, a connection and a
 // statement of it.
 func (d *dbl) session(t *testing.T, opts map[string]string) (adbc.Database, adbc.Connection, adbc.Statement) {
@@ -262,6 +261,7 @@ func (d *dbl) session(t *testing.T, opts map[string]string) (adbc.Database, adbc
 	return db, cn, st
 }
 
+// open loads the double through the manager.
 func (d *dbl) open(t *testing.T, opts map[string]string) adbc.Database {
 	t.Helper()
 	o := map[string]string{"driver": d.path}

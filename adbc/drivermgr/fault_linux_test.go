@@ -12,15 +12,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/apache/arrow-adbc/go/adbc"
-	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/purearrow/cdevice"
 	"github.com/purearrow/cdevice/adbc/adbcerr"
 	"github.com/purearrow/cdevice/adbc/drivermgr"
 	"github.com/purearrow/cdevice/adbc/internal/adbctest"
@@ -37,14 +34,14 @@ const (
 
 // A pgFault is a test's own server and a database on it.
 type pgFault struct {
-	srv        *adbctest.PGServer
-	db         adbc.Database
-	goroutines int // before the database was made
+	srv *adbctest.PGServer
+	db  adbc.Database
 }
 
 func newPGFault(t *testing.T) *pgFault {
 	lib := sharedADBC(t, "libadbc_driver_postgresql.so")
-	f := &pgFault{srv: adbctest.StartPG(t), goroutines: runtime.NumGoroutine()}
+	noneHeld := adbctest.NothingHeldAfter(t) // before the database is made
+	f := &pgFault{srv: adbctest.StartPG(t)}
 	db, err := drivermgr.Driver{}.NewDatabase(map[string]string{"driver": lib, "uri": f.srv.URI})
 	if err != nil {
 		t.Fatal(err)
@@ -55,23 +52,9 @@ func newPGFault(t *testing.T) *pgFault {
 		if err := db.Close(); err != nil {
 			t.Errorf("Database.Close: %v", err)
 		}
-		f.noLeaks(t)
+		noneHeld("the fault")
 	})
 	return f
-}
-
-// noLeaks: with everything closed, no C memory, import or export is held
-// and the goroutines are back to what they were.
-func (f *pgFault) noLeaks(t *testing.T) {
-	t.Helper()
-	var l cdevice.Leaks
-	var n int
-	if !settle.Eventually(func() bool {
-		l, n = cdevice.LiveLeaks(), runtime.NumGoroutine()
-		return l.Zero() && n <= f.goroutines
-	}) {
-		t.Errorf("after the fault: %v held; %d goroutines, %d before", l, n, f.goroutines)
-	}
 }
 
 func (f *pgFault) open(t *testing.T) adbc.Connection {
@@ -96,27 +79,6 @@ func faultExec(c adbc.Connection, sql string) (int64, error) {
 	return st.ExecuteUpdate(context.Background())
 }
 
-// faultInt is the one integer sql returns on c.
-func faultInt(ctx context.Context, c adbc.Connection, sql string) (int64, error) {
-	st, err := c.NewStatement()
-	if err != nil {
-		return 0, err
-	}
-	defer st.Close()
-	if err := st.SetSqlQuery(sql); err != nil {
-		return 0, err
-	}
-	r, _, err := st.ExecuteQuery(ctx)
-	if err != nil {
-		return 0, err
-	}
-	defer r.Release()
-	if !r.Next() {
-		return 0, fmt.Errorf("no row (%v)", r.Err())
-	}
-	return r.RecordBatch().Column(0).(*array.Int64).Value(0), nil
-}
-
 // back waits until the server takes connections again (after a backend's
 // crash it ends them all and recovers) and returns one.
 func (f *pgFault) back(t *testing.T) adbc.Connection {
@@ -127,7 +89,7 @@ func (f *pgFault) back(t *testing.T) adbc.Connection {
 		if c, err = f.db.Open(context.Background()); err != nil {
 			return false
 		}
-		if _, err = faultInt(context.Background(), c, "SELECT 1::int8"); err != nil {
+		if _, err = adbctest.QueryInt(context.Background(), c, "SELECT 1::int8"); err != nil {
 			c.Close()
 			return false
 		}
@@ -144,11 +106,11 @@ func (f *pgFault) rows(t *testing.T, table string) int64 {
 	t.Helper()
 	c := f.back(t)
 	defer c.Close()
-	exists, err := faultInt(context.Background(), c, "SELECT count(*) FROM pg_class WHERE relname = '"+table+"'")
+	exists, err := adbctest.QueryInt(context.Background(), c, "SELECT count(*) FROM pg_class WHERE relname = '"+table+"'")
 	if err != nil || exists == 0 {
 		return 0
 	}
-	n, err := faultInt(context.Background(), c, "SELECT count(*) FROM "+table)
+	n, err := adbctest.QueryInt(context.Background(), c, "SELECT count(*) FROM "+table)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +122,7 @@ func (f *pgFault) rows(t *testing.T, table string) int64 {
 func broken(t *testing.T, c adbc.Connection) {
 	t.Helper()
 	for i := range 2 {
-		_, err := faultInt(context.Background(), c, "SELECT 1::int8")
+		_, err := adbctest.QueryInt(context.Background(), c, "SELECT 1::int8")
 		if err == nil {
 			t.Fatalf("call %d on the connection whose server is gone succeeded", i+1)
 		}
@@ -342,7 +304,7 @@ func TestPostgresBackendStopped(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), deadline)
 	defer cancel()
 	start := time.Now()
-	_, err := faultInt(ctx, c, "SELECT 1::int8")
+	_, err := adbctest.QueryInt(ctx, c, "SELECT 1::int8")
 	took := time.Since(start)
 	t.Logf("a call to the stopped backend with a %v deadline returned after %v: %v", deadline, took.Round(time.Millisecond), err)
 	if !errors.Is(err, context.DeadlineExceeded) {
@@ -352,7 +314,7 @@ func TestPostgresBackendStopped(t *testing.T) {
 		t.Errorf("the call returned after %v, more than %v", took, limit)
 	}
 	start = time.Now()
-	if _, err := faultInt(context.Background(), c, "SELECT 1::int8"); !errors.Is(err, drivermgr.ErrAbandoned) {
+	if _, err := adbctest.QueryInt(context.Background(), c, "SELECT 1::int8"); !errors.Is(err, drivermgr.ErrAbandoned) {
 		t.Errorf("a call meanwhile: %v, want ErrAbandoned", err)
 	} else if took := time.Since(start); took > time.Second {
 		t.Errorf("a call meanwhile took %v to say ErrAbandoned", took)
@@ -380,7 +342,7 @@ func TestPostgresBackendStopped(t *testing.T) {
 	if !settle.Eventually(func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		got, err = faultInt(ctx, c, "SELECT 7::int8")
+		got, err = adbctest.QueryInt(ctx, c, "SELECT 7::int8")
 		return err == nil
 	}) {
 		t.Fatalf("after SIGCONT the connection does not work again: %v", err)

@@ -20,7 +20,6 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
-	"runtime"
 	"runtime/metrics"
 	"slices"
 	"strconv"
@@ -34,12 +33,10 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/purearrow/cdevice"
 	"github.com/purearrow/cdevice/adbc/adbcerr"
 	"github.com/purearrow/cdevice/adbc/drivermgr"
 	"github.com/purearrow/cdevice/adbc/internal/adbctest"
 	"github.com/purearrow/cdevice/adbc/sqldriver"
-	"github.com/purearrow/cdevice/internal/settle"
 )
 
 var loadFor = flag.Duration("adbc.load", 1500*time.Millisecond, "how long each load run lasts (TestLoad; the long form: 60s)")
@@ -480,7 +477,7 @@ func TestLoad(t *testing.T) {
 
 // loadRun is one run: n goroutines through path for loadFor.
 func loadRun(t *testing.T, tgt loadTarget, opts map[string]string, path string, n int) {
-	goroutines := runtime.NumGoroutine()
+	noneHeld := adbctest.NothingHeldAfter(t)
 	var db adbc.Database
 	var pool *sql.DB
 	var err error
@@ -572,12 +569,5 @@ func loadRun(t *testing.T, tgt loadTarget, opts map[string]string, path string, 
 	if limit := float64(16<<20 + n*(1<<20)); growth > limit {
 		t.Errorf("the live heap grew by %.1f MiB after warm-up", growth/(1<<20))
 	}
-	var l cdevice.Leaks
-	var g int
-	if !settle.Eventually(func() bool {
-		l, g = cdevice.LiveLeaks(), runtime.NumGoroutine()
-		return l.Zero() && g <= goroutines
-	}) {
-		t.Errorf("after the run: %v held; %d goroutines, %d before", l, g, goroutines)
-	}
+	noneHeld("the run")
 }

@@ -13,7 +13,6 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-adbc/go/adbc"
-	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/purearrow/cdevice/internal/ctest"
 	"github.com/purearrow/cdevice/internal/settle"
 	"github.com/purearrow/cdevice/internal/testsupport"
@@ -200,21 +199,9 @@ func procStat(pid int) (ppid int, state string) {
 // Backend is the server process that serves c (pg_backend_pid).
 func Backend(t testing.TB, c adbc.Connection) int {
 	t.Helper()
-	st, err := c.NewStatement()
+	pid, err := QueryInt(context.Background(), c, "SELECT pg_backend_pid()::int8")
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("pg_backend_pid: %v", err)
 	}
-	defer st.Close()
-	if err := st.SetSqlQuery("SELECT pg_backend_pid()::int8"); err != nil {
-		t.Fatal(err)
-	}
-	r, _, err := st.ExecuteQuery(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Release()
-	if !r.Next() {
-		t.Fatalf("pg_backend_pid: no row (%v)", r.Err())
-	}
-	return int(r.RecordBatch().Column(0).(*array.Int64).Value(0))
+	return int(pid)
 }
