@@ -3,8 +3,8 @@
 // Arrow's C driver manager, adbc.h), the PostgreSQL server the tests
 // share and DuckDB's library (PostgresURI, DuckDB), and a PostgreSQL
 // server of a test's own for the fault tests to kill, stop and restart
-// (PGServer, Linux).
-// Only tests import it.
+// (PGServer, Linux), and what the fault and load tests check with
+// (QueryInt, NothingHeldAfter). Only tests import it.
 package adbctest
 
 import (
