@@ -7,6 +7,8 @@ import (
 	"unsafe"
 
 	"github.com/apache/arrow-adbc/go/adbc"
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/purearrow/cdevice"
 	"github.com/purearrow/cdevice/abi"
 	"github.com/purearrow/cdevice/adbc/drivermgr"
 	"github.com/purearrow/cdevice/adbc/internal/cabi"
@@ -19,8 +21,9 @@ import (
 // memory), a statement made, run, its result read to the end and released,
 // through this manager (Go), through Arrow's C driver manager by plain C
 // (C), and the same C calls as C's made from Go through purego, with
-// nothing else (purego: the floor of any Go caller without cgo); same
-// driver, same process:
+// nothing else (purego: the floor of any Go caller without cgo), or with
+// the result imported into arrow-go by the bridge (puregoImport: what Go
+// costs above it is this manager's own); same driver, same process:
 //
 //	go test ./drivermgr -run XXX -bench Select1 -count 5
 func BenchmarkSelect1(b *testing.B) {
@@ -31,7 +34,8 @@ func BenchmarkSelect1(b *testing.B) {
 			select1(b, c)
 		}
 	})
-	b.Run("purego", func(b *testing.B) { select1Purego(b, drv) })
+	b.Run("purego", func(b *testing.B) { select1Purego(b, drv, false) })
+	b.Run("puregoImport", func(b *testing.B) { select1Purego(b, drv, true) })
 	b.Run("C", func(b *testing.B) {
 		lib, err := ffi.Open(ctest.Build(b, "adbc_select1", ctest.Options{Include: []string{adbcInclude(b), coreCInclude(b)}}))
 		if err != nil {
@@ -117,8 +121,9 @@ func TestSelect1Allocations(t *testing.T) {
 
 // select1Purego runs the C side's calls (adbc_select1.c's s1_run) from Go,
 // each one purego call: Arrow's C driver manager's, then the stream's and
-// its structs' callbacks. The result is released unread.
-func select1Purego(b *testing.B, drv string) {
+// its structs' callbacks. The result is released unread, or, with imp,
+// imported (its schema and batches) and released.
+func select1Purego(b *testing.B, drv string, imp bool) {
 	lib, err := ffi.Open(sharedADBC(b, "libadbc_driver_manager.so"))
 	if err != nil {
 		b.Fatal(err)
@@ -165,13 +170,29 @@ func select1Purego(b *testing.B, drv string) {
 		ok("AdbcStatementSetSqlQuery", ffi.Call(stQuery, st, query, e))
 		ok("AdbcStatementExecuteQuery", ffi.Call(stExec, st, sp, rows, e))
 		ok("get_schema", ffi.Call(s.GetSchema, sp, scp))
-		ffi.Call((*abi.Schema)(abi.Pointer(scp)).Release, scp)
+		var sc *arrow.Schema
+		if imp {
+			var err error
+			if sc, err = cdevice.ImportSchema((*abi.Schema)(abi.Pointer(scp))); err != nil {
+				b.Fatal(err)
+			}
+		} else {
+			ffi.Call((*abi.Schema)(abi.Pointer(scp)).Release, scp)
+		}
 		for {
 			ok("get_next", ffi.Call(s.GetNext, sp, ap))
 			if a.Release == 0 {
 				break
 			}
-			ffi.Call(a.Release, ap)
+			if imp {
+				rb, err := cdevice.ImportRecordBatchWithSchema(a, sc)
+				if err != nil {
+					b.Fatal(err)
+				}
+				rb.Release()
+			} else {
+				ffi.Call(a.Release, ap)
+			}
 		}
 		ffi.Call(s.Release, sp)
 		ok("AdbcStatementRelease", ffi.Call(stRelease, st, e))
