@@ -8,6 +8,13 @@
 // buffers and calls the producer's release exactly once, when the last
 // arrow-go reference goes.
 //
+// What C hands over is checked before anything is built from it, and bad
+// input is an error wrapping ErrInvalid, never a panic: an import refuses
+// a tree nested deeper than 64 levels (or a cycle), a schema of more than
+// 65,536 nodes or 64 MiB of formats, names and metadata (both counted at
+// every visit of a shared child), and buffers or children too short for
+// what indexes them.
+//
 // Structs handed to C are usually allocated by the consumer; when Go is the
 // consumer or must hand C a struct to fill and keep, allocate it off the Go
 // heap with New and give it back with Free.

@@ -353,6 +353,80 @@ func TestHostileCorruptValues(t *testing.T) {
 	}
 }
 
+// TestHostileNullBuffers: a buffer the rows need (offsets, data, views,
+// list view sizes, union type ids and offsets) is NULL: refused by every
+// import, with or without full validation, where a NULL validity bitmap
+// (no nulls) and NULL buffers of an empty array are fine. arrow-go would
+// wrap a NULL pointer as an empty buffer and index it when read.
+func TestHostileNullBuffers(t *testing.T) {
+	names := []string{"empty_utf8", "int32", "bool", "fixed_size_binary", "utf8_offsets", "utf8_data",
+		"large_binary_data", "list_view", "large_list_view", "utf8_view", "binary_view",
+		"dense_union_offsets", "sparse_union_type_ids", "list_offsets"}
+	if int32(hxFn(t, "hx_null_buffer")(uintptr(len(names)), addr(testsupport.OffHeap[abi.Schema](t)), addr(testsupport.OffHeap[abi.Array](t)))) != -1 {
+		t.Fatalf("hx_null_buffer has a mode %d that this test does not know", len(names))
+	}
+	for mode, name := range names {
+		for _, how := range []hxHow{hxArray, hxDevice} {
+			t.Run(fmt.Sprintf("%s/%v", name, how), func(t *testing.T) {
+				hxNoLeaks(t)
+				s, a := hxCase(t, "hx_null_buffer", mode)
+				err := hxTry(t, s, a, how)
+				switch {
+				case mode == 0 && err != nil:
+					t.Errorf("an empty array with NULL buffers: %v", err)
+				case mode != 0 && (!errors.Is(err, cdevice.ErrInvalid) || !strings.Contains(err.Error(), "NULL")):
+					t.Errorf("import: %v, want ErrInvalid saying which buffer is NULL", err)
+				}
+			})
+		}
+	}
+}
+
+// TestHostileShortSparseUnion: a sparse union child shorter than the
+// union is refused even when no row selects it, at the top and as a
+// dictionary's values (which arrow-go makes only when they are asked for,
+// so an import that let it through would panic in the caller's code).
+func TestHostileShortSparseUnion(t *testing.T) {
+	for mode, name := range []string{"union", "dictionary_values"} {
+		t.Run(name, func(t *testing.T) {
+			hxNoLeaks(t)
+			s, a := hxCase(t, "hx_short_sparse", mode)
+			if err := hxTry(t, s, a, hxArray); !errors.Is(err, cdevice.ErrInvalid) || !strings.Contains(err.Error(), "shorter than") {
+				t.Errorf("import: %v, want ErrInvalid for the short child", err)
+			}
+		})
+	}
+}
+
+// TestHostileSharedChildren: one child struct shared by 65,535 entries of
+// children is as many nodes; with a long name it is a small input that
+// names gigabytes. The import counts what it copies at every visit and
+// refuses past maxSchemaBytes (64 MiB), while the same sharing with a short
+// name (1 MiB in all) imports.
+func TestHostileSharedChildren(t *testing.T) {
+	for _, c := range []struct {
+		nameLen int
+		ok      bool
+	}{{16, true}, {4096, false}} {
+		t.Run(fmt.Sprint("name_len=", c.nameLen), func(t *testing.T) {
+			hxNoLeaks(t)
+			s := testsupport.OffHeap[abi.Schema](t)
+			hxFn(t, "hx_shared_child")(addr(s), 65535, uintptr(c.nameLen))
+			sc, err := cdevice.ImportSchema(s)
+			switch {
+			case c.ok && (err != nil || sc.NumFields() != 65535):
+				t.Errorf("ImportSchema: %v", err)
+			case !c.ok && (!errors.Is(err, cdevice.ErrInvalid) || !strings.Contains(err.Error(), "bytes of names")):
+				t.Errorf("ImportSchema: %v, want ErrInvalid for the bytes it names", err)
+			}
+			if !s.Released() {
+				t.Error("the schema was not released")
+				releaseSchemaC(s)
+			}
+		})
+	}
+}
+
 // TestHostileDoubleRelease: a C consumer calls the release of a struct Go
 // exported twice (the second time on the struct the first call marked
 // released). The second call must do nothing, and is counted in

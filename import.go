@@ -330,6 +330,22 @@ func finishImport[T any](imp *arrayImport, make func() T) (v T, err error) {
 	return v, nil
 }
 
+// madeLater makes (and releases) the arrow-go array of d, a dictionary's
+// values, which arrow-go itself makes only when first asked for it: a
+// structure its constructors reject is then refused by the import, as the
+// rest of the tree is by finishImport, not met as a panic in the caller's
+// code after the import succeeded (a backstop: the checks refuse what is
+// known to be wrong).
+func madeLater(d *array.Data) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = invalidf("arrow-go rejected a dictionary's values: %v", r)
+		}
+	}()
+	array.MakeFromData(d).Release()
+	return nil
+}
+
 // release calls the producer's release once.
 func (imp *arrayImport) release() {
 	if imp.done.CompareAndSwap(false, true) {
@@ -382,8 +398,11 @@ func (b *builder) build(a *abi.Array, dt arrow.DataType, depth int) (*array.Data
 		if err == nil {
 			dict, err = b.build(c, ct, depth+1)
 		}
+		if err == nil {
+			err = madeLater(dict)
+		}
 		if err != nil {
-			return nil, err
+			return nil, err // what was built is garbage once the import fails
 		}
 	}
 	children := b.slab.children(int(a.NChildren))
@@ -536,7 +555,12 @@ func cBufferSizes(n *node, read func(buf int, idx, w int64) int64, scratch []int
 		return nil, err
 	}
 	for i, p := range n.cbuffers {
-		if p != 0 && !fits(p, sizes[i]) {
+		switch {
+		case p == 0 && i > 0 && n.end > 0 && sizes[i] > 0:
+			// Buffer 0 is a validity bitmap, NULL for no nulls (visit
+			// checked null_count), or a union's type ids, checked with them.
+			return nil, n.errorf("buffer %d is NULL, where %d bytes are needed", i, sizes[i])
+		case p != 0 && !fits(p, sizes[i]):
 			return nil, n.errorf("buffer %d would be %d bytes from %#x, more than an address space holds", i, sizes[i], p)
 		}
 	}
@@ -636,9 +660,7 @@ func cBufferSizesUnchecked(n *node, read func(buf int, idx, w int64) int64, scra
 	if !ok {
 		return nil, n.errorf("length %d too large", end)
 	}
-	if sizes[1] = (bitsTotal + 7) / 8; cb[1] == 0 && sizes[1] > 0 {
-		return nil, n.errorf("buffer 1 is NULL")
-	}
+	sizes[1] = (bitsTotal + 7) / 8
 	return sizes, nil
 }
 
@@ -660,6 +682,14 @@ func (b *builder) unionBuffers(n *node, children []arrow.ArrayData) ([]*memory.B
 	if dense && cb[1] == 0 && n.end > 0 {
 		return nil, 0, n.errorf("offsets buffer is NULL")
 	}
+	if !dense {
+		// Every child, selected or not: arrow-go slices them all.
+		for i, c := range children {
+			if int64(c.Len()) < n.end {
+				return nil, 0, n.errorf("child %d has length %d, shorter than offset+length %d", i, c.Len(), n.end)
+			}
+		}
+	}
 	codes := ut.ChildIDs()
 	ids := unsafe.Slice((*int8)(abi.Pointer(cb[0])), n.end)
 	var offs []int32
@@ -671,13 +701,10 @@ func (b *builder) unionBuffers(n *node, children []arrow.ArrayData) ([]*memory.B
 		if id < 0 || codes[id] == arrow.InvalidUnionChildID {
 			return nil, 0, n.errorf("type id %d at %d is not one of the union's codes", id, i)
 		}
-		c := children[codes[id]]
 		if dense {
-			if o := offs[i]; o < 0 || int(o) >= c.Len() {
+			if o, c := offs[i], children[codes[id]]; o < 0 || int(o) >= c.Len() {
 				return nil, 0, n.errorf("offset %d at %d is outside child %d of length %d", o, i, codes[id], c.Len())
 			}
-		} else if int64(c.Len()) < n.end {
-			return nil, 0, n.errorf("child %d has length %d, shorter than offset+length %d", codes[id], c.Len(), n.end)
 		}
 	}
 	var bufs []*memory.Buffer // arrow-go's: nil validity, type ids[, offsets]

@@ -12,10 +12,13 @@ import (
 
 // maxChildren bounds n_children from C before anything is allocated for it;
 // maxSchemaNodes bounds the nodes one import walks, since children may be
-// shared (a small DAG would otherwise unroll exponentially).
+// shared (a small DAG would otherwise unroll exponentially), and
+// maxSchemaBytes the strings and metadata it copies, counted at every
+// visit: 64K nodes sharing one long name would otherwise copy it 64K times.
 const (
 	maxChildren    = 1 << 20
 	maxSchemaNodes = 1 << 16
+	maxSchemaBytes = 64 << 20
 )
 
 // ImportField imports an ArrowSchema as an arrow.Field. The schema is
@@ -91,9 +94,10 @@ func checkLive(s *abi.Schema) error {
 // schemaMeasure is the checked walk of a schema tree before anything is
 // built: it sums the lengths of its strings and keys it for the cache.
 type schemaMeasure struct {
-	total int
-	nodes int
-	key   schemaKey // the tree's content
+	total    int // bytes of strings
+	metadata int // bytes of metadata
+	nodes    int
+	key      schemaKey // the tree's content
 }
 
 // schemaImporter copies every string of a schema tree into one Go
@@ -131,11 +135,16 @@ func (m *schemaMeasure) measure(s *abi.Schema, depth int) error {
 		return invalidf("format %q has a dictionary but is not an integer index type", format)
 	}
 	nlen := ffi.CStringLen(s.Name)
-	m.total += flen + nlen
 	md, err := cmeta.Blob(s.Metadata)
 	if err != nil {
 		return err
 	}
+	// The strings are copied into one buffer, the metadata decoded, and
+	// all of it keyed for the cache, at every visit of a shared node.
+	if m.total += flen + nlen; m.total+m.metadata+len(md) > maxSchemaBytes {
+		return invalidf("schema has more than %d bytes of names, formats and metadata (shared children?)", maxSchemaBytes)
+	}
+	m.metadata += len(md)
 	// Views of the C strings (nil for a NULL name), as format is.
 	m.key.add(unsafe.Slice((*byte)(abi.Pointer(s.Format)), flen), unsafe.Slice((*byte)(abi.Pointer(s.Name)), nlen), md)
 	m.key.addInt(s.Flags)

@@ -791,6 +791,123 @@ int hx_corrupt(int mode, struct ArrowSchema *s, struct ArrowArray *a)
 	return 0;
 }
 
+/* ---- a NULL buffer where the layout needs bytes ----------------------------- */
+
+/*
+ * hx_null_buffer: an array of 3 rows (0 rows for mode 0) whose every
+ * buffer is NULL but for what its children need, with n_buffers right for
+ * the format; the validity bitmap (buffer 0) may be NULL, no other buffer
+ * that rows need may. mode 0: utf8 of length 0 (nothing needed: valid);
+ * 1: int32; 2: bool; 3: fixed_size_binary "w:4"; 4: utf8 (offsets NULL);
+ * 5: utf8 whose offsets {0, 2, 4, 6} reach into a NULL data buffer; 6:
+ * large_binary likewise; 7: list_view over 3 int32; 8: large_list_view;
+ * 9: utf8_view; 10: binary_view; 11: dense union (type ids present,
+ * offsets NULL); 12: sparse union with type ids NULL; 13: list (offsets
+ * NULL).
+ */
+int hx_null_buffer(int mode, struct ArrowSchema *s, struct ArrowArray *a)
+{
+	static const char *const formats[] = {"u", "i", "b", "w:4", "u", "u", "Z", "+vl", "+vL", "vu", "vz"};
+	const int64_t n = mode == 0 ? 0 : 3;
+	int64_t i;
+	if (mode >= 0 && mode <= 10) {
+		int64_t nbuf = mode == 1 || mode == 2 || mode == 3 ? 2 : 3;
+		int list = mode == 7 || mode == 8;
+		schema_init(s, formats[mode], "x", ARROW_FLAG_NULLABLE, list);
+		array_init(a, n, 0, nbuf, list);
+		if (list)
+			fill_int32(schema_kid(s, 0), array_kid(a, 0), "item", ARROW_FLAG_NULLABLE, 3, 1, 0, 0);
+		if (mode == 5 || mode == 6) {
+			const int64_t offs[] = {0, 2, 4, 6};
+			hx_offsets(a, 1, mode == 5 ? 4 : 8, offs, n);
+		}
+		return 0;
+	}
+	switch (mode) {
+	case 11:
+	case 12: {
+		int dense = mode == 11;
+		int8_t *types;
+		fill_union(s, NULL, "u", ARROW_FLAG_NULLABLE, 0, dense);
+		array_init(a, n, 0, dense ? 2 : 1, 2);
+		fill_int32(NULL, array_kid(a, 0), NULL, 0, n, 1, 0, 0);
+		fill_utf8(NULL, array_kid(a, 1), NULL, 0, 0, gen_pattern, &(struct strpat){"", 1, 0, 0, 0});
+		if (dense) {
+			types = array_buffer(a, 0, (size_t)n);
+			for (i = 0; i < n; i++)
+				types[i] = 5;
+		}
+		return 0;
+	}
+	case 13:
+		schema_init(s, "+l", "x", ARROW_FLAG_NULLABLE, 1);
+		array_init(a, n, 0, 2, 1);
+		fill_int32(schema_kid(s, 0), array_kid(a, 0), "item", ARROW_FLAG_NULLABLE, 3, 1, 0, 0);
+		return 0;
+	}
+	return -1;
+}
+
+/* ---- a sparse union with a child too short ---------------------------------- */
+
+/*
+ * hx_short_sparse: sparse union<5: int32, 7: utf8> of 3 rows, all of type
+ * 5, whose child 7 has 1 row: no row selects it, but a sparse union's
+ * children must all be as long as the union (arrow-go slices each). mode
+ * 0: the union itself; 1: a dictionary (int8 indices {0, 0}) whose values
+ * are that union (arrow-go makes a dictionary's values only when asked).
+ */
+int hx_short_sparse(int mode, struct ArrowSchema *s, struct ArrowArray *a)
+{
+	struct ArrowSchema *vs = s;
+	struct ArrowArray *va = a;
+	int8_t *types;
+	int64_t i;
+	if (mode == 1) {
+		schema_init(s, "c", "d", ARROW_FLAG_NULLABLE, 0);
+		array_init(a, 2, 0, 2, 0);
+		array_buffer(a, 1, 2); /* indices {0, 0} */
+		vs = schema_add_dictionary(s);
+		va = array_add_dictionary(a);
+	} else if (mode != 0) {
+		return -1;
+	}
+	fill_union(vs, NULL, "u", ARROW_FLAG_NULLABLE, 0, 0);
+	array_init(va, 3, 0, 1, 2);
+	types = array_buffer(va, 0, 3);
+	for (i = 0; i < 3; i++)
+		types[i] = 5;
+	fill_int32(NULL, array_kid(va, 0), NULL, 0, 3, 1, 0, 0);
+	fill_utf8(NULL, array_kid(va, 1), NULL, 0, 1, gen_pattern, &(struct strpat){"v", 1, 0, 0, 0});
+	return 0;
+}
+
+/* ---- one child shared n times ------------------------------------------------ */
+
+/*
+ * hx_shared_child: a struct schema of n children that are all the same
+ * int32 child struct, whose name is name_len bytes long: little memory
+ * that names n * name_len bytes.
+ */
+int hx_shared_child(struct ArrowSchema *s, intptr_t n, intptr_t name_len)
+{
+	struct schema_priv *p;
+	char *name = xcalloc((size_t)name_len + 1, 1);
+	intptr_t i;
+	memset(name, 'n', (size_t)name_len);
+	schema_init(s, "+s", "", 0, 1);
+	schema_init(schema_kid(s, 0), "i", name, ARROW_FLAG_NULLABLE, 0);
+	free(name);
+	p = s->private_data;
+	free(p->children);
+	p->children = xcalloc((size_t)n, sizeof *p->children);
+	for (i = 0; i < n; i++)
+		p->children[i] = p->kids[0];
+	s->children = p->children;
+	s->n_children = n;
+	return 0;
+}
+
 /* ---- async: a handler that refuses ---------------------------------------- */
 
 enum {
