@@ -206,8 +206,14 @@ func (h *Handler) onSchema(s *abi.Schema) uintptr {
 	if err == nil && pp == 0 {
 		err = fmt.Errorf("%w: on_schema before the producer populated handler->producer", cdevice.ErrInvalid)
 	}
+	if p := (*abi.AsyncProducer)(abi.Pointer(pp)); err == nil && (p.Request == 0 || p.Cancel == 0) {
+		err = fmt.Errorf("%w: the producer's request or cancel is NULL", cdevice.ErrInvalid)
+	}
 	if err == nil {
 		md, err = cmeta.Decode((*abi.AsyncProducer)(abi.Pointer(pp)).AdditionalMetadata)
+	}
+	if err != nil {
+		pp = 0 // a producer refused is never called
 	}
 	h.calling.Lock()
 	h.producer = pp

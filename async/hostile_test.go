@@ -183,10 +183,8 @@ func TestHostileProducerNulls(t *testing.T) {
 }
 
 // TestHostileProducerNullExtract: a task whose extract_data is NULL, after
-// a valid schema. Handler.Next calls it without a check and purego panics
-// ("purego: fn is nil") out of Next: a known issue in async/handler.go
-// (onNextTask should refuse such a task with EINVAL, or extract should
-// return an error).
+// a valid schema: on_next_task refuses it (EINVAL), and Next returns an
+// error, not a batch (and never calls the NULL function).
 func TestHostileProducerNullExtract(t *testing.T) {
 	hxLeakCheck(t)
 	h, err := async.NewHandler()
@@ -204,4 +202,66 @@ func TestHostileProducerNullExtract(t *testing.T) {
 		t.Error("Next returned a batch from a task without extract_data")
 	}
 	acClose(t, h)
+}
+
+// TestHostileHandlerNullCallbacks: a C handler one of whose callbacks is
+// NULL. Produce refuses it with ErrInvalid before calling anything of it,
+// releases it once, and pulls nothing from the source.
+func TestHostileHandlerNullCallbacks(t *testing.T) {
+	for which, name := range []string{"on_schema", "on_next_task", "on_error"} {
+		t.Run(name, func(t *testing.T) {
+			hxLeakCheck(t)
+			x := hxFn(t, "hx_handler_new")(0)
+			defer hxFn(t, "hx_handler_free")(x)
+			hxFn(t, "hx_handler_drop")(x, uintptr(which))
+			counter := func(which int) int64 { return int64(int(hxFn(t, "hx_handler_counter")(x, uintptr(which)))) }
+			h := (*abi.AsyncDeviceStreamHandler)(abi.Pointer(hxFn(t, "hx_handler_struct")(x)))
+			ctx, cancel := context.WithTimeout(context.Background(), acTimeout)
+			defer cancel()
+			made := 0
+			err := async.Produce(ctx, acSchema, abi.DeviceCPU, async.Batches(acSource(ctx, 2, 5, &made)), h)
+			if !errors.Is(err, cdevice.ErrInvalid) {
+				t.Errorf("Produce: %v, want ErrInvalid", err)
+			}
+			if n := counter(4); n != 1 {
+				t.Errorf("handler released %d times, want 1", n)
+			}
+			if n := counter(0) + counter(1) + counter(2) + counter(3); n != 0 || made != 0 {
+				t.Errorf("%d callbacks called, %d batches pulled: want none", n, made)
+			}
+		})
+	}
+}
+
+// TestHostileProducerNullFunctions: a C producer whose request or cancel
+// is NULL. Our handler refuses it in on_schema (EINVAL: Schema says
+// ErrInvalid) and never calls it: Cancel and Close before the producer
+// releases the handler do nothing of it.
+func TestHostileProducerNullFunctions(t *testing.T) {
+	for which, name := range []string{"request", "cancel"} {
+		t.Run(name, func(t *testing.T) {
+			hxLeakCheck(t)
+			h, err := async.NewHandler()
+			if err != nil {
+				t.Fatal(err)
+			}
+			rc, err := ffi.Calloc(8)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ffi.Free(rc)
+			prod := hxFn(t, "hx_null_fn_start")(uintptr(unsafe.Pointer(h.C())), uintptr(which), uintptr(rc))
+			if got := *(*int64)(rc); got != int64(cdevice.EINVAL) {
+				t.Errorf("on_schema = %d, want EINVAL", got)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), acTimeout)
+			defer cancel()
+			if _, err := h.Schema(ctx); !errors.Is(err, cdevice.ErrInvalid) {
+				t.Errorf("Schema: %v, want ErrInvalid", err)
+			}
+			h.Cancel() // the producer is still live: nothing of it may be called
+			hxFn(t, "hx_null_fn_finish")(uintptr(unsafe.Pointer(h.C())), prod)
+			acClose(t, h)
+		})
+	}
 }

@@ -194,6 +194,12 @@ func Produce(ctx context.Context, sc *arrow.Schema, deviceType abi.DeviceType,
 	if h == nil || h.Release == 0 {
 		return fmt.Errorf("%w: Produce: nil or released handler", cdevice.ErrInvalid)
 	}
+	if h.OnSchema == 0 || h.OnNextTask == 0 || h.OnError == 0 {
+		// Nothing can be said to it: it is released, as every handler
+		// Produce is given.
+		cdevice.ReleaseAsyncHandler(h)
+		return fmt.Errorf("%w: Produce: the handler's on_schema, on_next_task or on_error is NULL", cdevice.ErrInvalid)
+	}
 	p := &producer{h: h, wake: make(chan struct{}, 1)}
 	for _, o := range opts {
 		if o != nil {

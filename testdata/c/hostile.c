@@ -1042,6 +1042,23 @@ intptr_t hx_handler_counter(struct hx_handler *x, int which)
 
 void hx_handler_free(struct hx_handler *x) { free(x); }
 
+/* hx_handler_drop sets one of x's callbacks to NULL: 0 on_schema, 1
+ * on_next_task, 2 on_error. */
+void hx_handler_drop(struct hx_handler *x, int which)
+{
+	switch (which) {
+	case 0:
+		x->h.on_schema = NULL;
+		break;
+	case 1:
+		x->h.on_next_task = NULL;
+		break;
+	case 2:
+		x->h.on_error = NULL;
+		break;
+	}
+}
+
 /* ---- async: a producer that calls a handler wrongly ---------------------- */
 
 struct hx_producer {
@@ -1124,6 +1141,35 @@ void hx_produce_nulls(struct ArrowAsyncDeviceStreamHandler *h, int null_task, in
 	copy.release(&copy);
 	rc[6] = prod->requests;
 	rc[7] = prod->cancels;
+	free(prod);
+}
+
+/*
+ * hx_null_fn_start populates h->producer with a producer whose request
+ * (which 0) or cancel (which 1) is NULL and calls on_schema with a valid
+ * schema; it returns the producer, whose on_schema result rc gets.
+ * hx_null_fn_finish ends the stream as a producer does after on_schema's
+ * error (release, and nothing more) and frees the producer.
+ */
+struct hx_producer *hx_null_fn_start(struct ArrowAsyncDeviceStreamHandler *h, int which, int64_t *rc)
+{
+	struct hx_producer *prod = xcalloc(1, sizeof *prod);
+	struct ArrowSchema s;
+	prod->p.device_type = ARROW_DEVICE_CPU;
+	prod->p.request = which == 0 ? NULL : hx_request;
+	prod->p.cancel = which == 1 ? NULL : hx_cancel;
+	prod->p.private_data = prod;
+	h->producer = &prod->p;
+	hx_stream_schema(&s);
+	*rc = h->on_schema(h, &s);
+	if (s.release != NULL)
+		s.release(&s);
+	return prod;
+}
+
+void hx_null_fn_finish(struct ArrowAsyncDeviceStreamHandler *h, struct hx_producer *prod)
+{
+	h->release(h);
 	free(prod);
 }
 
