@@ -183,6 +183,18 @@ func TestHostileReleasedStructs(t *testing.T) {
 			t.Errorf("ImportDeviceArray(nil, nil): %v, want ErrInvalid", err)
 		}
 	})
+	t.Run("nil_type", func(t *testing.T) {
+		hxNoLeaks(t)
+		s, a := hxCase(t, "hx_lying_buffers", 1) // any live array will do
+		releaseSchemaC(s)
+		if _, err := cdevice.ImportArrayWithType(a, nil); !errors.Is(err, cdevice.ErrInvalid) {
+			t.Errorf("ImportArrayWithType(a, nil): %v, want ErrInvalid", err)
+		}
+		if !a.Released() {
+			t.Error("the array was not released")
+			releaseArrayC(a)
+		}
+	})
 }
 
 // TestHostileNullChildren: NULL children pointers (the array of them, or

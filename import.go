@@ -36,6 +36,10 @@ func ImportArray(arr *abi.Array, schema *abi.Schema, opts ...ImportOption) (arro
 // the array's buffers is released (at once if it has none). On failure arr
 // is released before the error returns.
 func ImportArrayWithType(arr *abi.Array, dt arrow.DataType, opts ...ImportOption) (arrow.Array, error) {
+	if dt == nil {
+		ReleaseArray(arr)
+		return nil, invalidf("nil data type")
+	}
 	if arr != nil && arr.Release != 0 {
 		if src, ok := exportedSource(arr).(arrow.Array); ok && arrow.TypeEqual(src.DataType(), dt, arrow.CheckMetadata()) {
 			src.Retain()

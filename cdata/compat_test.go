@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/purearrow/cdevice"
 	"github.com/purearrow/cdevice/cdata"
 	"github.com/purearrow/cdevice/internal/testsupport"
@@ -63,6 +65,75 @@ func TestNilAndUnexportable(t *testing.T) {
 			t.Error("failed ExportRecordReader left the stream unreleased")
 		}
 		cdata.ExportArrowRecordBatch(nil, nil, nil)
+	})
+}
+
+// What arrow-go's cdata does that its programs may rely on: the schema
+// ExportArrowArray writes is a field with no name and no flags (imported
+// back: not nullable); after Read's io.EOF, Err says io.EOF too; and where
+// arrow-go panics (a nil type), ours returns an error and releases the
+// array, and a reader used after its Release reads no more of its stream.
+func TestArrowGoBehaviours(t *testing.T) {
+	b := array.NewInt32Builder(memory.DefaultAllocator)
+	b.AppendValues([]int32{1, 2, 3}, nil)
+	arr := b.NewArray()
+	b.Release()
+	defer arr.Release()
+	t.Run("ExportArrowArray_schema", func(t *testing.T) {
+		var ca cdata.CArrowArray
+		var cs cdata.CArrowSchema
+		cdata.ExportArrowArray(arr, &ca, &cs)
+		if cs.Flags != 0 {
+			t.Errorf("flags %d, want 0 (arrow-go exports arrow.Field{Type: arr.DataType()})", cs.Flags)
+		}
+		f, got, err := cdata.ImportCArray(&ca, &cs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got.Release()
+		if f.Nullable || f.Name != "" {
+			t.Errorf("imported field %v, want no name, not nullable", f)
+		}
+	})
+	t.Run("ImportCArrayWithType_nil_type", func(t *testing.T) {
+		var ca cdata.CArrowArray
+		cdata.ExportArrowArray(arr, &ca, nil)
+		_, err := cdata.ImportCArrayWithType(&ca, nil)
+		if !errors.Is(err, arrow.ErrInvalid) || !errors.Is(err, cdevice.ErrInvalid) {
+			t.Errorf("ImportCArrayWithType(a, nil): %v, want ErrInvalid", err)
+		}
+		if !ca.Released() {
+			t.Error("the array was not released")
+			cdata.ReleaseCArrowArray(&ca)
+		}
+	})
+	t.Run("stream_EOF_and_release", func(t *testing.T) {
+		rb := array.NewRecordBatch(arrow.NewSchema([]arrow.Field{{Name: "x", Type: arr.DataType()}}, nil), []arrow.Array{arr}, int64(arr.Len()))
+		rr, err := array.NewRecordReader(rb.Schema(), []arrow.RecordBatch{rb})
+		rb.Release()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var cst cdata.CArrowArrayStream
+		cdata.ExportRecordReader(rr, &cst)
+		r, err := cdata.ImportCRecordReader(&cst, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rd := r.(array.RecordReader)
+		if _, err := r.Read(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.Read(); err != io.EOF {
+			t.Errorf("Read at the end: %v, want io.EOF", err)
+		}
+		if err := rd.Err(); err != io.EOF {
+			t.Errorf("Err after Read's io.EOF: %v, want io.EOF (as arrow-go's)", err)
+		}
+		rd.Release()
+		if _, err := r.Read(); err == nil || err == io.EOF {
+			t.Errorf("Read after Release: %v, want an error", err)
+		}
 	})
 }
 

@@ -31,10 +31,19 @@ func ExportArrowRecordBatch(rb arrow.RecordBatch, out *CArrowArray, outSchema *C
 }
 
 // ExportArrowArray exports arr into out without copying its buffers, and its
-// type into outSchema unless that is nil (cdevice.ExportArray). Lifetimes are
-// as for ExportArrowRecordBatch.
+// type into outSchema unless that is nil, as arrow-go does: a field with an
+// empty name, not nullable (flags 0; cdevice.ExportArray's is nullable).
+// Lifetimes are as for ExportArrowRecordBatch.
 func ExportArrowArray(arr arrow.Array, out *CArrowArray, outSchema *CArrowSchema) {
-	err := cdevice.ExportArray(arr, out, outSchema)
+	var err error
+	if outSchema != nil && arr != nil {
+		err = cdevice.ExportField(arrow.Field{Type: arr.DataType()}, outSchema)
+	}
+	if err == nil {
+		if err = cdevice.ExportArray(arr, out, nil); err != nil && outSchema != nil && arr != nil {
+			cdevice.ReleaseSchema(outSchema)
+		}
+	}
 	released(err, out)
 	released(err, outSchema)
 }

@@ -17,9 +17,9 @@ import (
 //
 // The result is an arrio.Reader that also implements array.RecordReader. A
 // batch it returns is valid until the next Read or Next (Retain it to keep
-// it); Read returns (nil, io.EOF) at the end. The stream is released when the
-// reader's reference count drops to zero (Release), or when it is garbage
-// collected.
+// it); Read returns (nil, io.EOF) at the end, and Err then says io.EOF too,
+// as arrow-go's. The stream is released when the reader's reference count
+// drops to zero (Release), or when it is garbage collected.
 func ImportCRecordReader(stream *CArrowArrayStream, schema *arrow.Schema) (arrio.Reader, error) {
 	return importReader(stream)
 }
@@ -42,25 +42,34 @@ func importReader(s *CArrowArrayStream) (arrio.Reader, error) {
 	if err != nil {
 		return nil, compat(err)
 	}
-	return reader{r}, nil
+	return &reader{Reader: r}, nil
 }
 
 // A reader is an imported stream as arrow-go's cdata hands it out: an
 // array.RecordReader with arrio.Reader's Read, and arrow-go's errors.
-type reader struct{ *stream.Reader }
+type reader struct {
+	*stream.Reader
+	eof bool // Read said io.EOF: so does Err, as arrow-go's
+}
 
 // Read returns the next batch, valid until the next Read or Next.
-func (r reader) Read() (arrow.RecordBatch, error) {
+func (r *reader) Read() (arrow.RecordBatch, error) {
 	if r.Next() {
 		return r.RecordBatch(), nil
 	}
 	if err := r.Err(); err != nil {
 		return nil, err
 	}
+	r.eof = true
 	return nil, io.EOF
 }
 
-func (r reader) Err() error { return compat(r.Reader.Err()) }
+func (r *reader) Err() error {
+	if err := r.Reader.Err(); err != nil || !r.eof {
+		return compat(err)
+	}
+	return io.EOF
+}
 
 // failedReader is a stream whose import failed, for ImportCArrayStream.
 type failedReader struct{ err error }
@@ -75,8 +84,8 @@ func (r failedReader) Retain()                          {}
 func (r failedReader) Release()                         {}
 
 var (
-	_ array.RecordReader = reader{}
-	_ arrio.Reader       = reader{}
+	_ array.RecordReader = (*reader)(nil)
+	_ arrio.Reader       = (*reader)(nil)
 	_ array.RecordReader = failedReader{}
 	_ arrio.Reader       = failedReader{}
 )

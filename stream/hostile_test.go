@@ -78,6 +78,62 @@ func hxBatch(rows int) arrow.RecordBatch {
 	return array.NewRecordBatch(hxSchema, []arrow.Array{col}, int64(rows))
 }
 
+// TestStreamReadAfterRelease: a Next after the reader's last Release (a
+// caller's bug) is ErrReleased, without a call of the producer: its stream
+// and our copy of the struct are gone by then. The same for device streams,
+// whose DeviceType stays readable.
+func TestStreamReadAfterRelease(t *testing.T) {
+	check := func(t *testing.T, calls int64, err error) {
+		t.Helper()
+		if !errors.Is(err, stream.ErrReleased) {
+			t.Errorf("Next after Release: %v, want ErrReleased", err)
+		}
+		if n := hxCounter(t, 0) - calls; n != 0 || hxCounter(t, 4) != 1 {
+			t.Errorf("get_next called %d times after release, the stream released %d times; want 0 and 1", n, hxCounter(t, 4))
+		}
+	}
+	t.Run("host", func(t *testing.T) {
+		hxNoLeaks(t)
+		r, err := stream.ImportReader(hxStream(t, 0, 0, 0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !r.Next() {
+			t.Fatalf("the first batch: %v", r.Err())
+		}
+		r.Release()
+		calls := hxCounter(t, 0)
+		if r.Next() {
+			t.Error("Next after Release returned a batch")
+		}
+		check(t, calls, r.Err())
+	})
+	t.Run("device", func(t *testing.T) {
+		hxNoLeaks(t)
+		s := testsupport.OffHeap[abi.DeviceArrayStream](t)
+		if rc := int32(hxFn(t, "hx_make_device_stream")(cstPtr(s), 0, 0)); rc != 0 {
+			t.Fatal(rc)
+		}
+		t.Cleanup(func() { hxFn(t, "hx_stream_forget")() })
+		r, err := stream.ImportDeviceStream(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := r.Next(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Release()
+		r.Release()
+		calls := hxCounter(t, 0)
+		_, err = r.Next(context.Background())
+		check(t, calls, err)
+		if r.DeviceType() != abi.DeviceCPU {
+			t.Errorf("DeviceType after Release: %v", r.DeviceType())
+		}
+	})
+}
+
 // TestHostileStreamEndlessEmpty: get_next returns an empty batch forever.
 // WithMaxEmptyBatches stops it; without it the consumer's context does.
 func TestHostileStreamEndlessEmpty(t *testing.T) {

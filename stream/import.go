@@ -167,7 +167,10 @@ type Reader struct {
 	cur  arrow.RecordBatch
 	err  error
 	done bool
-	gc   runtime.Cleanup
+	// released: the last reference is gone and the structs are freed;
+	// a Next after it is ErrReleased, never a call of the producer.
+	released bool
+	gc       runtime.Cleanup
 }
 
 // An orphan is the C side of a Reader that became unreachable before its
@@ -222,6 +225,10 @@ func (r *Reader) next(ctx context.Context) bool {
 	if r.cur != nil {
 		r.cur.Release()
 		r.cur = nil
+	}
+	if r.released {
+		r.err = ErrReleased
+		return false
 	}
 	if r.done {
 		return false
@@ -285,7 +292,7 @@ func (r *Reader) Retain() { r.c.retain() }
 func (r *Reader) Release() {
 	cur := r.cur
 	if r.c.drop() {
-		r.cur = nil
+		r.cur, r.released = nil, true
 		if cur != nil {
 			cur.Release()
 		}
@@ -336,6 +343,7 @@ type DeviceReader struct {
 	c    cstream
 	own  *abi.DeviceArrayStream // off the Go heap, as Reader's
 	out  *abi.DeviceArray
+	dev  abi.DeviceType // own's, readable after own is freed
 	done bool
 	err  error
 }
@@ -354,6 +362,7 @@ func ImportDeviceStream(s *abi.DeviceArrayStream, opts ...Option) (*DeviceReader
 	*r.own = *s
 	s.Release = 0 // moved
 	o := r.own
+	r.dev = o.DeviceType
 	if err := r.c.init(unsafe.Pointer(o), o.GetSchema, o.GetNext, o.GetLastError, o.Release, o.PrivateData, false, opts); err != nil {
 		r.free()
 		return nil, err
@@ -365,7 +374,7 @@ func ImportDeviceStream(s *abi.DeviceArrayStream, opts ...Option) (*DeviceReader
 func (r *DeviceReader) Schema() *arrow.Schema { return r.c.schema }
 
 // DeviceType is the stream's device type.
-func (r *DeviceReader) DeviceType() abi.DeviceType { return r.own.DeviceType }
+func (r *DeviceReader) DeviceType() abi.DeviceType { return r.dev }
 
 // Next returns the next batch, which the caller releases, or io.EOF at the
 // end. When ctx is done first, even while the producer's get_next is
@@ -407,9 +416,9 @@ func (r *DeviceReader) read(ctx context.Context) (*cdevice.DeviceRecordBatch, er
 		}
 		return nil, err
 	}
-	if t := r.out.DeviceType; t != r.own.DeviceType {
+	if t := r.out.DeviceType; t != r.dev {
 		cdevice.ReleaseArray(&r.out.Array)
-		return nil, fmt.Errorf("%w: a batch on device type %s in a %s stream", cdevice.ErrInvalid, t, r.own.DeviceType)
+		return nil, fmt.Errorf("%w: a batch on device type %s in a %s stream", cdevice.ErrInvalid, t, r.dev)
 	}
 	opts := r.c.cfg.importOpts
 	if ctx.Done() != nil {
@@ -468,9 +477,10 @@ func (r *DeviceReader) HostRecords(ctx context.Context) iter.Seq2[arrow.RecordBa
 func (r *DeviceReader) Retain() { r.c.retain() }
 
 // Release drops a reference; the last releases the C stream. Batches handed
-// out stay valid until released.
+// out stay valid until released; a Next after it is ErrReleased.
 func (r *DeviceReader) Release() {
 	if r.c.drop() {
+		r.done, r.err = true, ErrReleased
 		r.free()
 	}
 }
