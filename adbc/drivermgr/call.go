@@ -165,8 +165,9 @@ func (d *driver) releaseError(e *cabi.Error) {
 func (d *driver) details(e *cabi.Error) []adbc.ErrorDetail {
 	// A driver that left the error as it was handed over (vendor_code still
 	// asking, no private_data) has no details, and may crash if asked.
+	// (private_driver is the C manager's field, which drivers leave alone.)
 	if d.getDetail == nil || d.fns.ErrorGetDetailCount == 0 || e.VendorCode != cabi.ErrorVendorCodePrivateData ||
-		e.PrivateData == 0 || e.PrivateDriver == 0 {
+		e.PrivateData == 0 {
 		return nil
 	}
 	ep := uintptr(unsafe.Pointer(e))

@@ -21,6 +21,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -114,6 +115,7 @@ type scErr struct {
 	code     adbc.Status
 	sqlState string
 	msg      string
+	detail   string // the key of an error detail the driver gives ("": none asked)
 }
 
 // scDrivers is the table of drivers.
@@ -191,8 +193,11 @@ var scDrivers = []*scDriver{
 			during: scErr{at: "Next", code: adbc.StatusCancelled, sqlState: "57014", msg: "canceling statement due to user request"}},
 		syntax: scErr{at: "ExecuteQuery", code: adbc.StatusInvalidArgument, sqlState: "42601", msg: "syntax error"},
 		// A constraint violation is InvalidArgument (not Integrity).
-		unique:      scErr{at: "ExecuteUpdate", code: adbc.StatusInvalidArgument, sqlState: "23505", msg: "duplicate key value violates unique constraint"},
-		uniqueQuery: scErr{at: "ExecuteQuery", code: adbc.StatusInvalidArgument, sqlState: "23505", msg: "duplicate key value violates unique constraint"},
+		// The driver's details (ADBC 1.1): the server's diagnostic fields.
+		unique: scErr{at: "ExecuteUpdate", code: adbc.StatusInvalidArgument, sqlState: "23505", msg: "duplicate key value violates unique constraint",
+			detail: "PG_DIAG_CONSTRAINT_NAME"},
+		uniqueQuery: scErr{at: "ExecuteQuery", code: adbc.StatusInvalidArgument, sqlState: "23505", msg: "duplicate key value violates unique constraint",
+			detail: "PG_DIAG_CONSTRAINT_NAME"},
 	},
 	{
 		name:    "duckdb",
@@ -565,6 +570,9 @@ func (e *scEnv) failure(what, at string, err error, want scErr) {
 	}
 	if !strings.Contains(ae.Msg, want.msg) {
 		e.Errorf("%s: message %q, want it to say %q", what, ae.Msg, want.msg)
+	}
+	if want.detail != "" && !slices.ContainsFunc(ae.Details, func(d adbc.ErrorDetail) bool { return d.Key() == want.detail }) {
+		e.Errorf("%s: details %v, want one named %s", what, ae.Details, want.detail)
 	}
 	e.Logf("%s: %s: status %v, SQLSTATE %q, %d details: %q", what, at, ae.Code, state, len(ae.Details), scFirstLine(ae.Msg))
 }
