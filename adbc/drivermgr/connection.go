@@ -3,6 +3,8 @@ package drivermgr
 import (
 	"context"
 	"errors"
+	"maps"
+	"slices"
 	"sync"
 	"unsafe"
 
@@ -55,9 +57,9 @@ type Canceller interface {
 	Cancel() error
 }
 
-// newConnection makes and initializes a connection of db; db.use is held
-// (shared).
-func newConnection(db *Database) (*connection, error) {
+// newConnection makes a connection of db, sets opts on it (in key order)
+// and initializes it; db.use is held (shared).
+func newConnection(db *Database, opts map[string]string) (*connection, error) {
 	d := db.drv
 	scratch, err := newArena()
 	if err != nil {
@@ -77,7 +79,17 @@ func newConnection(db *Database) (*connection, error) {
 		return nil, err
 	}
 	scratch.free()
-	if err := d.callIn(scratch, "AdbcConnectionInit", d.fns.ConnectionInit, c.h, db.h); err != nil {
+	for _, k := range slices.Sorted(maps.Keys(opts)) {
+		err = d.callIn(scratch, "AdbcConnectionSetOption", d.fns.ConnectionSetOption, c.h, scratch.str(k), scratch.str(opts[k]))
+		scratch.free()
+		if err != nil {
+			break
+		}
+	}
+	if err == nil {
+		err = d.callIn(scratch, "AdbcConnectionInit", d.fns.ConnectionInit, c.h, db.h)
+	}
+	if err != nil {
 		scratch.free()
 		d.callIn(scratch, "AdbcConnectionRelease", d.fns.ConnectionRelease, c.h)
 		scratch.destroy()

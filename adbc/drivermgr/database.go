@@ -81,6 +81,8 @@ type Database struct {
 	options         // the option calls, with db.with
 	closed  bool
 	conns   map[*connection]struct{} // open, closed by Close first
+	// connOpts: SetOptions', set on each connection Open makes.
+	connOpts map[string]string
 	// releaseAfter: Close found a connection still in an abandoned call;
 	// its return releases the database (forget).
 	releaseAfter bool
@@ -100,20 +102,31 @@ func (db *Database) live() error {
 	return nil
 }
 
-// SetOptions sets each option (in key order).
+// SetOptions keeps opts for the connections Open makes from now on: each
+// is set on every new connection before its init (in key order), as
+// arrow-adbc's drivermgr does and adbc.DriverWithContext asks ("connection
+// specific options should be set using SetOptions before calling Open"):
+// an option the driver does not take fails that Open. A database option
+// is set with SetOption.
 func (db *Database) SetOptions(opts map[string]string) error {
-	for _, k := range slices.Sorted(maps.Keys(opts)) {
-		if err := db.SetOption(k, opts[k]); err != nil {
-			return err
-		}
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if err := db.live(); err != nil {
+		return err
 	}
+	if db.connOpts == nil {
+		db.connOpts = map[string]string{}
+	}
+	maps.Copy(db.connOpts, opts)
 	return nil
 }
 
 // setAll sets the request's options, each kind in key order.
 func (db *Database) setAll(q *request) error {
-	if err := db.SetOptions(q.opts); err != nil {
-		return err
+	for _, k := range slices.Sorted(maps.Keys(q.opts)) {
+		if err := db.SetOption(k, q.opts[k]); err != nil {
+			return err
+		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(q.ints)) {
 		if err := db.SetOptionInt(k, q.ints[k]); err != nil {
@@ -149,12 +162,13 @@ func (db *Database) Open(context.Context) (adbc.Connection, error) {
 	db.use.RLock()
 	db.mu.Lock()
 	err := db.live()
+	opts := maps.Clone(db.connOpts)
 	db.mu.Unlock()
 	if err != nil {
 		db.use.RUnlock()
 		return nil, err
 	}
-	c, err := newConnection(db)
+	c, err := newConnection(db, opts)
 	if err != nil {
 		db.use.RUnlock()
 		return nil, err

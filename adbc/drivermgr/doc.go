@@ -14,8 +14,11 @@
 // library path, a library name, or a manifest's path or name searched as
 // the ADBC spec says; "entrypoint"; LoadFlagsOptionKey;
 // "additional_manifest_search_path_list") and passes every other option to
-// the driver. A "driver" of the scheme://rest form names the driver by its
-// scheme and is the "uri"; without "driver", the scheme of "uri" names it.
+// the driver. A "driver" or "uri" with a colon is split as Arrow's C driver
+// manager splits it: "sqlite:file::memory:" is driver sqlite with uri
+// "file::memory:", "postgresql://host/db" driver postgresql with that whole
+// uri; without "driver", the "uri" names it so (or is the driver's name,
+// without a colon).
 // A connection profile (OptionProfile, or a "profile://NAME" uri or
 // driver) supplies a driver and options not set otherwise, as the ADBC
 // spec's connection_profiles describes.

@@ -1372,3 +1372,49 @@ func TestDoubleConcurrent(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestDoubleDatabaseSetOptions: Database.SetOptions keeps connection
+// options for the connections opened after it, set on each before its
+// init, as arrow-adbc's drivermgr does: the double reads them back; a
+// connection opened before has none; an option the driver refuses fails
+// the Open, not SetOptions; and after Close it is InvalidState.
+func TestDoubleDatabaseSetOptions(t *testing.T) {
+	d := newDouble(t)
+	ctx := context.Background()
+	db := d.open(t, nil)
+	defer db.Close()
+	before, err := db.Open(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer before.Close()
+	if err := db.SetOptions(map[string]string{"k.conn": "v"}); err != nil {
+		t.Fatalf("SetOptions: %v", err)
+	}
+	newOnes := d.calls("ConnectionSetOption")
+	after, err := db.Open(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer after.Close()
+	if v, err := after.(adbc.GetSetOptions).GetOption("k.conn"); err != nil || v != "v" {
+		t.Errorf("a connection opened after SetOptions: k.conn = %q, %v; want v", v, err)
+	}
+	if n := d.calls("ConnectionSetOption") - newOnes; n != 1 {
+		t.Errorf("%d AdbcConnectionSetOption calls for one option", n)
+	}
+	if _, err := before.(adbc.GetSetOptions).GetOption("k.conn"); err == nil {
+		t.Error("a connection opened before SetOptions has its option")
+	}
+	if err := db.SetOptions(map[string]string{"double.reject": "x"}); err != nil {
+		t.Fatalf("SetOptions of an option the driver refuses: %v (the driver hears of it at Open)", err)
+	}
+	if c, err := db.Open(ctx); err == nil {
+		c.Close()
+		t.Error("Open with an option the driver refuses succeeded")
+	} else if !errors.Is(err, adbcerr.NotImplemented) {
+		t.Errorf("Open: %v, want the driver's NotImplemented", err)
+	}
+	db.Close()
+	wantStatus(t, "SetOptions after Close", db.SetOptions(map[string]string{"k": "v"}), adbc.StatusInvalidState)
+}

@@ -82,7 +82,8 @@ func loadErr(st adbc.Status, cause error, format string, args ...any) error {
 // manager does, and initializes the driver: a name with a directory part
 // or an extension is a file (relative ones only where the load flags allow
 // them): a manifest (.toml), a library (any other extension), or, without
-// an extension, that path's manifest, else that path's library; a bare name
+// an extension, that path's manifest, else the file itself, else that
+// path's library (with the platform's extension); a bare name
 // is a manifest searched for in the search directories (one that names no
 // library for this platform, or a library that is not there, is passed
 // over for the next), then a library the system's loader finds. A
@@ -90,7 +91,8 @@ func loadErr(st adbc.Status, cause error, format string, args ...any) error {
 func load(r loadRequest) (*driver, error) {
 	name := r.driver
 	if name == "" {
-		return nil, loadErr(adbc.StatusInvalidArgument, nil, "no driver: set the %q option (or a %q whose scheme names one)", OptionDriver, OptionURI)
+		// "Must set 'driver' option" as Arrow's C manager says it.
+		return nil, loadErr(adbc.StatusInvalidArgument, nil, "Must set 'driver' option before AdbcDatabaseInit (no driver: set %q, or a %q that names one)", OptionDriver, OptionURI)
 	}
 	ext := filepath.Ext(name)
 	if isPath(name) || ext == ".toml" {
@@ -104,6 +106,9 @@ func load(r loadRequest) (*driver, error) {
 		case "":
 			if _, err := os.Stat(name + ".toml"); err == nil {
 				return openManifest(name+".toml", r.entrypoint)
+			}
+			if fi, err := os.Stat(name); err == nil && fi.Mode().IsRegular() {
+				return open(name, r.entrypoint) // a library named without its extension
 			}
 			return open(name+libraryExt, r.entrypoint)
 		}

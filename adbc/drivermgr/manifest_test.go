@@ -247,6 +247,13 @@ var manifestCases = []manifestCase{
 		cWant:  adbc.StatusNotFound,
 	},
 	{
+		name: "path without extension: the library itself",
+		build: func(e *mfEnv) map[string]string {
+			return map[string]string{"driver": e.link("d/sqlitedrv", e.sqlite)}
+		},
+		rule: "a path without extension that is a file is opened as given (after its .toml, before its .so), as the C manager's dlopen of the path",
+	},
+	{
 		name: "path without extension: bad .toml beside a good .so",
 		build: func(e *mfEnv) map[string]string {
 			m := e.bad("d/libadbc_driver_sqlite.toml")
@@ -952,6 +959,7 @@ var manifestCases = []manifestCase{
 		},
 		flags: mfFlags(mfFDefault),
 		want:  adbc.StatusInvalidArgument,
+		rule:  "a uri whose first colon has nothing before it names no driver (InternalAdbcParseDriverUri)",
 	},
 	{
 		name: "uri without a colon",
@@ -959,12 +967,8 @@ var manifestCases = []manifestCase{
 			return map[string]string{"uri": "nosuch.db"}
 		},
 		flags: mfFlags(mfFDefault),
-		want:  adbc.StatusInvalidArgument,
-		// InternalAdbcParseOptions: a uri with no ':' at all, and no driver,
-		// is the driver's name to the C manager (here a library file name it
-		// fails to dlopen); we want a driver or a scheme.
-		differ: "the C manager takes a uri without a colon as the driver name",
-		cWant:  adbc.StatusNotFound,
+		want:  adbc.StatusNotFound,
+		rule:  "a uri with no colon at all, and no driver, is the driver's name (here a library file name that is not there)",
 	},
 	{
 		name: "uri in the driver:uri form (sqlite:file::memory:)",
@@ -972,13 +976,21 @@ var manifestCases = []manifestCase{
 			e.manifest("add1/sqlite.toml")
 			return map[string]string{"uri": "sqlite:file::memory:", drivermgr.OptionAdditionalSearchPaths: e.dir("add1")}
 		},
-		want: adbc.StatusInvalidArgument,
-		// InternalAdbcParseDriverUri: "driver:rest" names the driver and
-		// passes rest as the uri. The spec documents only scheme://.
-		differ: "the C manager's undocumented driver:uri form",
-		cWant:  adbc.StatusOK,
+		rule: "\"driver:rest\" names the driver before the first colon and passes rest as the uri",
 	},
-
+	{
+		name: "driver in the driver:uri form (sqlite:file::memory:)",
+		build: func(e *mfEnv) map[string]string {
+			e.manifest("add1/sqlite.toml")
+			return map[string]string{"driver": "sqlite:file::memory:", drivermgr.OptionAdditionalSearchPaths: e.dir("add1")}
+		},
+	},
+	{
+		name: "driver in the driver:uri form, the driver a library path",
+		build: func(e *mfEnv) map[string]string {
+			return map[string]string{"driver": e.sqlite + ":file::memory:"}
+		},
+	},
 	// ---- entry points
 	{
 		name: "entrypoint from the manifest",

@@ -2,6 +2,7 @@ package drivermgr
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/apache/arrow-adbc/go/adbc"
@@ -77,12 +78,15 @@ func newRequest(opts map[string]string) (*request, error) {
 			return nil, loadErr(adbc.StatusInvalidArgument, nil, "connection profile %q names a profile:// driver or uri: a profile cannot name another", profileName)
 		}
 	}
-	if scheme, ok := uriScheme(q.driver); ok {
-		q.opts[OptionURI] = q.driver
-		q.driver = scheme
+	if d, uri, ok := driverURI(q.driver); ok {
+		q.driver, q.opts[OptionURI] = d, uri
 	}
-	if q.driver == "" {
-		q.driver, _ = uriScheme(q.opts[OptionURI])
+	if uri := q.opts[OptionURI]; q.driver == "" && uri != "" {
+		if d, rest, ok := driverURI(uri); ok {
+			q.driver, q.opts[OptionURI] = d, rest
+		} else {
+			q.driver = uri // no colon: the uri is the driver's name
+		}
 	}
 	return q, nil
 }
@@ -125,18 +129,20 @@ func (q *request) merge(name string, paths []string) error {
 	return nil
 }
 
-// uriScheme is s's scheme where s is a URI of the scheme://rest form (the
-// scheme a letter, then letters, digits, +, - and .).
-func uriScheme(s string) (string, bool) {
-	scheme, _, ok := strings.Cut(s, "://")
-	if !ok || scheme == "" {
-		return "", false
+// driverURI splits s, a driver or uri option, as ADBC's C driver manager
+// does: at the first colon, the driver before it; then "scheme://rest" (or
+// "scheme:/path") is the whole uri, and "driver:rest" (sqlite:file::memory:)
+// the rest; nothing before the colon names no driver. ok is false for s
+// without a colon or with nothing after it, and for a path with a volume
+// name (C:\drivers\x.dll), which the C manager tells from a URI by its
+// existence.
+func driverURI(s string) (driver, uri string, ok bool) {
+	d, rest, found := strings.Cut(s, ":")
+	if !found || rest == "" || filepath.VolumeName(s) != "" {
+		return "", "", false
 	}
-	for i, c := range scheme {
-		letter := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
-		if !letter && (i == 0 || !(c >= '0' && c <= '9' || c == '+' || c == '-' || c == '.')) {
-			return "", false
-		}
+	if rest[0] == '/' {
+		return d, s, true
 	}
-	return scheme, true
+	return d, rest, true
 }
