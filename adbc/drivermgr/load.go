@@ -14,6 +14,7 @@ import (
 	"github.com/purearrow/cdevice/adbc/adbcerr"
 	"github.com/purearrow/cdevice/internal/ffi"
 	"github.com/purearrow/cdevice/internal/redact"
+	"github.com/purearrow/cdevice/internal/regular"
 )
 
 // Load flags (LoadFlagsOptionKey's value, a decimal integer): where a
@@ -251,9 +252,17 @@ func derivedEntrypoint(path string) string {
 // Go runtime cannot share a process with ours. Its build information names
 // the Go package to import instead.
 func refuseGo(path string) error {
-	info, err := buildinfo.ReadFile(path)
+	f, err := regular.Open(path)
+	if errors.Is(err, regular.ErrNotRegular) {
+		return loadErr(adbc.StatusInvalidArgument, err, "driver %s: %v", path, err)
+	}
 	if err != nil {
-		return nil // not a Go binary, or not a file we can read: the loader decides
+		return nil // a name to search, or not there: the loader decides
+	}
+	defer f.Close()
+	info, err := buildinfo.Read(f)
+	if err != nil {
+		return nil // not a Go binary: the loader decides
 	}
 	pkg := info.Path
 	if info.Main.Path != "" && !strings.HasPrefix(pkg, info.Main.Path) {

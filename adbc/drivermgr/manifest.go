@@ -13,6 +13,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 	"github.com/apache/arrow-adbc/go/adbc"
+	"github.com/purearrow/cdevice/internal/regular"
 )
 
 // A manifest is a driver manifest (TOML, the ADBC spec's
@@ -37,10 +38,10 @@ type manifest struct {
 const maxTOML = 1 << 20
 
 // readTOML decodes the TOML file at path (what, "manifest" or "profile",
-// names it in errors) into v, reading at most maxTOML bytes of it: a path
-// may name a pipe or a device.
+// names it in errors) into v, reading at most maxTOML bytes of it; a path
+// that names a pipe or a device is refused without waiting on it.
 func readTOML(what, path string, v any) (toml.MetaData, error) {
-	f, err := os.Open(path)
+	f, err := regular.Open(path)
 	if err != nil {
 		st := adbc.StatusInvalidArgument
 		if errors.Is(err, os.ErrNotExist) {

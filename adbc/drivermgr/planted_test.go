@@ -54,7 +54,13 @@ func TestPlantedDriverChild(t *testing.T) {
 // in dir with env, and returns the status it got and its error's text.
 func loadPlanted(t *testing.T, dir string, env []string) (adbc.Status, string) {
 	t.Helper()
-	cmd := selfexec.Command(append(env, plantedChildEnv+"="+plantedDriver, "ADBC_DRIVER_PATH=", "CONDA_PREFIX="),
+	return loadDriverIn(t, dir, env, plantedDriver)
+}
+
+// loadDriverIn is loadPlanted of the driver option driver.
+func loadDriverIn(t *testing.T, dir string, env []string, driver string) (adbc.Status, string) {
+	t.Helper()
+	cmd := selfexec.Command(append(env, plantedChildEnv+"="+driver, "ADBC_DRIVER_PATH=", "CONDA_PREFIX="),
 		"-test.run=^TestPlantedDriverChild$", "-test.count=1", "-test.v")
 	cmd.Dir = dir
 	out, err := cmd.CombinedOutput()
@@ -99,6 +105,26 @@ func TestPlantedDriverIsNotLoaded(t *testing.T) {
 	}
 }
 
+// A library path with a NUL byte in it (a TOML string may have one) is
+// refused: C would read it cut at the NUL, a bare name that the search,
+// through an empty entry of the search list, finds in the current
+// directory, where the guard against that saw a path.
+func TestPlantedDriverNULIsNotLoaded(t *testing.T) {
+	dir, env, marks := ctest.UnsafePlaces(t, plantedFile())
+	m := filepath.Join(t.TempDir(), "nul.toml")
+	body := "manifest_version = 1\n[Driver]\nshared = \"" + plantedFile() + "\\u0000\"\n"
+	if err := os.WriteFile(m, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st, msg := loadDriverIn(t, dir, env, m)
+	if loaded := ctest.Loaded(t, marks); len(loaded) > 0 {
+		t.Errorf("a library path with a NUL loaded %v", loaded)
+	}
+	if st == adbc.StatusOK || !strings.Contains(msg, "NUL") {
+		t.Errorf("%v: %s; want a refusal naming the NUL byte", st, msg)
+	}
+}
+
 // hostileTOMLEnv marks the child of TestHostileTOMLBounded; its value is
 // the manifest to load.
 const hostileTOMLEnv = "CDEVICE_DRIVERMGR_HOSTILE_TOML"
@@ -128,6 +154,8 @@ func TestHostileTOMLBounded(t *testing.T) {
 		"inline tables 5000 deep": "x = " + strings.Repeat("{a=", 5000) + "1" + strings.Repeat("}", 5000) + "\n",
 		"arrays 20000 deep":       "x = " + strings.Repeat("[", 20000) + strings.Repeat("]", 20000) + "\n",
 		"a dotted key of 20000":   "[Driver]\n" + strings.Repeat("a.", 20000) + "a = 1\n",
+		// A string whose last character is its quote once hid the rest.
+		"inline tables after a string ending in its quote": "a = \"\"\"x\"\"\"\"\nx = " + strings.Repeat("{a=", 10000) + "1" + strings.Repeat("}", 10000) + "\n",
 	} {
 		path := filepath.Join(dir, strings.ReplaceAll(name, " ", "_")+".toml")
 		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {

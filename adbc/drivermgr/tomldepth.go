@@ -35,7 +35,10 @@ func tomlNesting(s string) error {
 		case c == '"' || c == '\'':
 			end := skipTOMLString(s, i)
 			if end < 0 {
-				return nil // unterminated: the TOML library says so
+				// Refused, not left to the library: were this reading
+				// wrong about a string the library takes, the rest of the
+				// file would go unchecked.
+				return fmt.Errorf("a string that does not end, at byte %d", i)
 			}
 			i = end - 1
 		case c == '\n' && len(brackets) == 0 && !inHeader:
@@ -87,7 +90,14 @@ func skipTOMLString(s string, i int) int {
 				continue
 			}
 			if s[j] == q && s[j+1] == q && s[j+2] == q {
-				return j + 3
+				// Up to two more quotes are the string's last
+				// characters (three quotes, x, four quotes is x and a
+				// quote): it ends after the run.
+				end := j + 3
+				for end < len(s) && s[end] == q && end < j+5 {
+					end++
+				}
+				return end
 			}
 		}
 		return -1

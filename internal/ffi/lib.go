@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/purearrow/cdevice/internal/regular"
 )
 
 var (
@@ -58,6 +60,11 @@ func open(path string, system bool) (*Library, error) {
 	if path == "" {
 		return nil, notFound(errors.New("no library named (an empty path)"))
 	}
+	if strings.IndexByte(path, 0) >= 0 {
+		// C would read it cut at the NUL: another path, maybe a bare name
+		// the search finds in the current directory.
+		return nil, fmt.Errorf("%q: %w: a library path with a NUL byte", path, ErrUnsafeLibraryPath)
+	}
 	given := path
 	if !isName(path) && !filepath.IsAbs(path) {
 		abs, err := filepath.Abs(path)
@@ -65,6 +72,12 @@ func open(path string, system bool) (*Library, error) {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
 		path = abs
+	}
+	if !isName(path) {
+		// The loader's open of a FIFO waits for a writer; of a device, reads it.
+		if err := regular.Check(path); err != nil {
+			return nil, err
+		}
 	}
 	h, found, err := openLibrary(path, system)
 	if err != nil && path != given {
