@@ -30,7 +30,9 @@ Measure, on the CPU and every device 'cdevice devices' lists (or only the
 one --device, else CDEVICE_DEVICE, names):
 
   copy bandwidth     host→device (CopyToDevice) and device→host (ToHost) of an
-                     int64 array of --size bytes, median of 5
+                     int64 array of --size bytes, median of 5 (it holds
+                     three such arrays: --size is at most a third of the
+                     memory available)
   export/import      ExportRecordBatch + ImportRecordBatch of a 16-column,
                      1024-row batch, µs per round trip, with identity imports
                      on (Go to Go shortcut) and off (the path C's structs take)
@@ -125,6 +127,9 @@ func bench(args []string, stdout, stderr io.Writer) int {
 	}
 	if len(rest) > 0 {
 		return usageError(stderr, "bench", "unexpected argument %q (name a device with --device, a size with --size)", rest[0])
+	}
+	if limit, why := benchSizeLimit(); int64(size) > limit {
+		return usageError(stderr, "bench", "--size %d is more than %d bytes (%s): the test holds the array about three times at once", int64(size), limit, why)
 	}
 	ctx := context.Background()
 	devs, code, ok := pickDevices("bench", *devSpec, stderr)
