@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -156,7 +157,34 @@ func hostileInputs(t testing.TB) []hostileInput {
 		{"a ZSTD frame asking for a 512 MiB window", withFrame(t, ipcBytes(t, false, []arrow.RecordBatch{ints}, ipc.WithZstd()), zstdWindowFrame),
 			"ZSTD window of 536870912 bytes"},
 		{"a stream of 20000 empty batches, --max-batches 1000", ipcBytes(t, false, slices.Repeat([]arrow.RecordBatch{empty}, 20000)), "--max-batches"},
+		// Written once, read (validated in full, exported) with every batch.
+		{"a 4 MiB dictionary under 2000 one-row batches", ipcBytes(t, false, dictionaryBatches(t, 2000)), "--max-data"},
 	}
+}
+
+// dictionaryBatches is n one-row batches of a dictionary column that all
+// share one dictionary of 65,536 strings (4 MiB).
+func dictionaryBatches(t testing.TB, n int) []arrow.RecordBatch {
+	t.Helper()
+	sb := array.NewStringBuilder(memory.NewGoAllocator())
+	defer sb.Release()
+	for i := range 1 << 16 {
+		sb.Append(fmt.Sprintf("%064d", i))
+	}
+	dict := sb.NewArray()
+	defer dict.Release()
+	dt := &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: arrow.BinaryTypes.String}
+	ib := array.NewInt32Builder(memory.NewGoAllocator())
+	defer ib.Release()
+	ib.Append(0)
+	idx := ib.NewArray()
+	defer idx.Release()
+	col := array.NewDictionaryArray(dt, idx, dict)
+	defer col.Release()
+	sc := arrow.NewSchema([]arrow.Field{{Name: "d", Type: dt}}, nil)
+	rec := array.NewRecordBatch(sc, []arrow.Array{col}, 1)
+	t.Cleanup(rec.Release)
+	return slices.Repeat([]arrow.RecordBatch{rec}, n)
 }
 
 // compressedInts is a small batch of int64s.

@@ -15,12 +15,14 @@ import (
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/purearrow/cdevice"
 	"github.com/purearrow/cdevice/abi"
 	"github.com/purearrow/cdevice/internal/cmeta"
 	"github.com/purearrow/cdevice/internal/identity"
+	"github.com/purearrow/cdevice/internal/regular"
 )
 
 const inspectUsage = `usage: cdevice inspect [--json] [--max-memory BYTES] [--max-data BYTES] [--max-batches N] FILE
@@ -40,8 +42,11 @@ in full before it crosses the C boundary, and reading holds at most
 allocation: a file's footer must list each block once, in order; compressed
 buffers are checked frame by frame before they are decoded (a ZSTD window
 or LZ4 block beyond a quarter of --max-memory is refused); the batches may
-produce at most --max-data bytes of data in all, and there may be at most
---max-batches of them. Crossing a limit is an error naming it.
+produce at most --max-data bytes of data in all (the buffers validated and
+exported count at every reference: a dictionary each batch refers to, buffers
+that overlap in a body), and there may be at most --max-batches of them.
+FILE must be a regular file (not a pipe or a device: its size bounds the
+work). Crossing a limit is an error naming it.
 
 Exit status: 0 on success, 1 when the file cannot be read or is not Arrow,
 2 on a usage error.
@@ -121,22 +126,28 @@ func inspect(args []string, stdout, stderr io.Writer) int {
 // inspectFile reads the file at path within lim (its zero memory and data
 // limits: the defaults for the file's size).
 func inspectFile(path string, lim budget) (*inspectReport, error) {
-	f, err := os.Open(path)
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return nil, fmt.Errorf("%s is a directory; name an Arrow IPC file or stream in it", path)
+	}
+	// A regular file only: its size bounds the work, where a FIFO's open
+	// waited for a writer and a device (/dev/urandom) had no size to bound
+	// what was read.
+	file, err := regular.Open(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("%s: no such file; check the path (an Arrow IPC file or stream, e.g. data.arrow or data.arrows)", path)
 		}
 		return nil, err
 	}
-	defer f.Close()
-	st, err := f.Stat()
+	defer file.Close()
+	st, err := file.Stat()
 	if err != nil {
 		return nil, err
 	}
-	if st.IsDir() {
-		return nil, fmt.Errorf("%s is a directory; name an Arrow IPC file or stream in it", path)
-	}
 	size := st.Size()
+	// Nothing past the size the limits were made for (a file in /proc
+	// says 0 and reads on).
+	f := io.NewSectionReader(file, 0, size)
 	magic := make([]byte, 6)
 	n, _ := io.ReadFull(f, magic)
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
@@ -159,6 +170,16 @@ func inspectFile(path string, lim budget) (*inspectReport, error) {
 	// the C boundary (the importer trusts its buffers' sizes), then
 	// through C.
 	batch := func(rec arrow.RecordBatch) error {
+		// Buffers may overlap in the body, and every batch refers to its
+		// dictionaries again: what validation and export read is charged
+		// to --max-data before they read it.
+		var work int64
+		for _, c := range rec.Columns() {
+			work += bufferBytes(c.Data())
+		}
+		if err := lim.spendData(work, "validating and exporting this batch's buffers"); err != nil {
+			return err
+		}
 		if err := cdevice.ValidateRecordBatch(rec, cdevice.WithFullValidation()); err != nil {
 			return err
 		}
@@ -255,6 +276,25 @@ func inspectFile(path string, lim budget) (*inspectReport, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return rep, nil
+}
+
+// bufferBytes is the size of every buffer of d and of what it holds
+// (children, dictionary), counted at each reference: what reading it in
+// full reads.
+func bufferBytes(d arrow.ArrayData) int64 {
+	var n int64
+	for _, b := range d.Buffers() {
+		if b != nil {
+			n += int64(b.Len())
+		}
+	}
+	for _, c := range d.Children() {
+		n += bufferBytes(c)
+	}
+	if dict, ok := d.Dictionary().(*array.Data); ok && dict != nil { // a nil *array.Data: none
+		n += bufferBytes(dict)
+	}
+	return n
 }
 
 // guard runs f, a call into arrow-go's IPC readers, which panic on some
