@@ -489,6 +489,17 @@ var profileCases = []manifestCase{
 		},
 		want: adbc.StatusInvalidArgument,
 	},
+	{
+		name: "env_var expanding past 16 MiB in all",
+		build: func(e *mfEnv) map[string]string {
+			e.setenv("CDEVICE_TEST_BIG", strings.Repeat("x", 8<<10))
+			return map[string]string{"profile": e.profile("p.toml", e.sqlite, "uri = '"+strings.Repeat("{{env_var(CDEVICE_TEST_BIG)}}", 2100)+"'\n")}
+		},
+		want: adbc.StatusInvalidArgument,
+		rule: "what interpolation adds to a profile is bounded (16 MiB): 55,000 references to a 7 KB variable made a gigabyte",
+		// It hands the driver a 17 MB uri, which it fails to open.
+		cAnyStatus: "the C manager's answer is the driver's",
+	},
 }
 
 func TestProfile(t *testing.T) { mfRun(t, profileCases) }

@@ -106,8 +106,9 @@ func (q *request) merge(name string, paths []string) error {
 		}
 		q.driver = p.driver
 	}
+	left := maxInterpolated
 	for k, v := range p.strs {
-		v, err := interpolate(k, v)
+		v, err := interpolate(k, v, &left)
 		if err != nil {
 			return loadErr(adbc.StatusInvalidArgument, err, "connection profile %s: %v", p.path, err)
 		}
