@@ -1,7 +1,7 @@
-//go:build !linux && !darwin
+//go:build !linux && !darwin && !windows
 
 package main
 
-// availableMemory is not known here (Windows: GlobalMemoryStatusEx is not
-// in x/sys): bench's --size is bounded by maxBenchSize alone.
+// availableMemory is not known here: bench's --size is bounded by
+// maxBenchSize alone.
 func availableMemory() (int64, bool) { return 0, false }

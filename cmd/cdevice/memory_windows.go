@@ -1,0 +1,34 @@
+package main
+
+import (
+	"unsafe"
+
+	"github.com/purearrow/cdevice/internal/ffi"
+)
+
+// availableMemory is the physical memory available now
+// (GlobalMemoryStatusEx's ullAvailPhys; x/sys/windows does not bind it).
+func availableMemory() (int64, bool) {
+	lib, err := ffi.OpenSystem("kernel32.dll")
+	if err != nil {
+		return 0, false
+	}
+	fn, err := lib.Symbol("GlobalMemoryStatusEx")
+	if err != nil {
+		return 0, false
+	}
+	// MEMORYSTATUSEX: dwLength, dwMemoryLoad, then seven DWORDLONGs of
+	// which ullAvailPhys is the second; in C memory, as C writes it.
+	const size, availPhys = 64, 16
+	p, err := ffi.Calloc(size)
+	if err != nil {
+		return 0, false
+	}
+	defer ffi.Free(p)
+	*(*uint32)(p) = size
+	if ffi.Call(fn, uintptr(p)) == 0 {
+		return 0, false
+	}
+	n := *(*uint64)(unsafe.Add(p, availPhys))
+	return int64(n), int64(n) > 0
+}
