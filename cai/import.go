@@ -10,6 +10,7 @@ import (
 	"github.com/purearrow/cdevice/abi"
 	"github.com/purearrow/cdevice/device"
 	"github.com/purearrow/cdevice/internal/ndarray"
+	"github.com/purearrow/cdevice/internal/sysmem"
 	"github.com/purearrow/cdevice/tensor"
 )
 
@@ -278,6 +279,9 @@ func (im *importer) run() (*cdevice.DeviceArray, error) {
 		}
 		var uploads [][]byte
 		if vals != nil {
+			if err := allocatable(total * item); err != nil {
+				return nil, err
+			}
 			b := make([]byte, total*item)
 			ndarray.Copy(b, vals.host, shape, lay.Strides(item), strides(d, item), vals.base, item)
 			if bits {
@@ -286,6 +290,9 @@ func (im *importer) run() (*cdevice.DeviceArray, error) {
 			uploads = append(uploads, b)
 		}
 		if mask != nil {
+			if err := allocatable(total); err != nil {
+				return nil, err
+			}
 			b := make([]byte, total)
 			ndarray.Copy(b, mask.host, shape, lay.Strides(1), strides(d.Mask, 1), mask.base, 1)
 			var bm []byte
@@ -357,6 +364,17 @@ func contains(s []int64, v int64) bool {
 	return false
 }
 
+// allocatable is nil when n bytes, a size the producer's shape and strides
+// decide (a broadcast's shape may claim far more than its memory holds),
+// may be allocated on the host: past what the machine has, the allocation
+// would end the process.
+func allocatable(n int64) error {
+	if limit, ok := sysmem.Allows(n); !ok || n > math.MaxInt {
+		return fmt.Errorf("%w: cai: copying needs %d bytes, more than the %d this process may allocate", cdevice.ErrUnsupported, n, limit)
+	}
+	return nil
+}
+
 // stream returns the importer's stream, made on first use.
 func (im *importer) stream() (device.Stream, error) {
 	if im.s == nil {
@@ -372,11 +390,14 @@ func (im *importer) stream() (device.Stream, error) {
 // get queues the copy of the span of x (elements of item bytes) to the
 // host.
 func (im *importer) get(x *Interface, item int64) (*fetch, error) {
-	lo, hi, ok := ndarray.Span(x.Shape, strides(x, item))
-	if !ok || hi-lo >= math.MaxInt-item {
+	lo, size, ok := ndarray.Extent(x.Shape, strides(x, item), item)
+	if !ok || size > math.MaxInt {
 		return nil, invalidf("strides %v of shape %v overflow", x.Strides, x.Shape)
 	}
-	f := &fetch{host: make([]byte, hi+item-lo), base: -lo}
+	if err := allocatable(size); err != nil {
+		return nil, err
+	}
+	f := &fetch{host: make([]byte, size), base: -lo}
 	s, err := im.stream()
 	if err != nil {
 		return nil, err

@@ -16,6 +16,7 @@ import (
 	"github.com/purearrow/cdevice/internal/ffi"
 	"github.com/purearrow/cdevice/internal/leak"
 	"github.com/purearrow/cdevice/internal/ndarray"
+	"github.com/purearrow/cdevice/internal/sysmem"
 )
 
 // An ImportOption changes what Import and ImportLegacy do.
@@ -164,7 +165,7 @@ func describe(t *Tensor) (*tensorDesc, error) {
 	if d.numel, ok = ndarray.Product(d.shape); !ok {
 		return nil, invalidf("shape %v", d.shape)
 	}
-	if _, ok := ndarray.MulNonNeg(d.numel, d.isz); !ok {
+	if n, ok := ndarray.MulNonNeg(d.numel, d.isz); !ok || n > math.MaxInt64-d.byteOffset {
 		return nil, invalidf("shape %v: too many elements", d.shape)
 	}
 	if d.data == 0 && d.numel > 0 {
@@ -260,37 +261,62 @@ func wrap(d *tensorDesc, l *tensorLayout, readOnlyMem bool, o *owned) *cdevice.D
 	release := o.release
 	if readOnlyMem {
 		release = func() {
-			readOnly.Delete(root)
+			markReadOnly(root, false)
 			o.release()
 		}
 	}
 	root = cdevice.NewDeviceArray(*node, release)
 	if readOnlyMem {
-		readOnly.Store(root, struct{}{})
+		markReadOnly(root, true)
 	}
 	return root
+}
+
+// markReadOnly adds a (ro) or removes it, and every node under it, to
+// readOnly: a child exports the same memory as its root.
+func markReadOnly(a *cdevice.DeviceArray, ro bool) {
+	if ro {
+		readOnly.Store(a, struct{}{})
+	} else {
+		readOnly.Delete(a)
+	}
+	for _, c := range a.Children {
+		markReadOnly(c, ro)
+	}
 }
 
 // copyTensor gathers the tensor's elements into the row-major layout want
 // (strides in elements, one per dimension) on the host, makes an array of
 // l's type of them, and copies that to the tensor's device.
 func copyTensor(d *tensorDesc, l *tensorLayout, want []int64) (*cdevice.DeviceArray, error) {
-	if d.numel > math.MaxInt/d.isz {
-		return nil, unsupportedf("%d elements do not fit this platform's memory", d.numel)
+	// Both sizes come from the producer (a broadcast's shape can claim
+	// far more elements than its memory holds): an allocation past what
+	// the machine has would end the process.
+	n := d.numel * d.isz // describe checked it
+	if limit, ok := sysmem.Allows(n); !ok || n > math.MaxInt {
+		return nil, unsupportedf("copying %d elements: %d bytes, more than the %d this process may allocate", d.numel, n, limit)
 	}
-	out := make([]byte, d.numel*d.isz)
+	out := make([]byte, n)
 	if d.numel > 0 {
 		s := d.actualStrides()
-		lo, hi, ok := ndarray.Span(d.shape, s) // in elements
-		start := d.byteOffset + lo*d.isz
-		if !ok || start < 0 || hi-lo >= math.MaxInt/d.isz {
+		sb, ok := ndarray.Scaled(s, d.isz)
+		var lo, size int64
+		if ok {
+			lo, size, ok = ndarray.Extent(d.shape, sb, d.isz) // in bytes
+		}
+		start := d.byteOffset + lo // byteOffset >= 0 >= lo: no overflow
+		if !ok || start < 0 {
 			return nil, invalidf("strides %v with byte_offset %d reach outside the buffer", s, d.byteOffset)
 		}
-		src := make([]byte, (hi-lo+1)*d.isz)
+		if limit, ok := sysmem.Allows(size); !ok || size > math.MaxInt {
+			return nil, unsupportedf("strides %v span %d bytes, more than the %d this process may allocate", s, size, limit)
+		}
+		src := make([]byte, size)
 		if err := toHost(d.dev, src, d.data, start); err != nil {
 			return nil, err
 		}
-		ndarray.Copy(out, src, d.shape, scaled(want, d.isz), scaled(s, d.isz), -lo*d.isz, d.isz)
+		wb, _ := ndarray.Scaled(want, d.isz) // row-major of a size that fits
+		ndarray.Copy(out, src, d.shape, wb, sb, -lo, d.isz)
 	}
 	if l.bits {
 		out, _ = ndarray.PackBits(out)
@@ -306,13 +332,4 @@ func copyTensor(d *tensorDesc, l *tensorLayout, want []int64) (*cdevice.DeviceAr
 	data.Release()
 	defer arr.Release()
 	return cdevice.CopyToDevice(context.Background(), arr, d.dev)
-}
-
-// scaled is strides in elements as strides in bytes.
-func scaled(strides []int64, isz int64) []int64 {
-	b := make([]int64, len(strides))
-	for k, s := range strides {
-		b[k] = s * isz
-	}
-	return b
 }

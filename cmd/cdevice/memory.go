@@ -1,6 +1,10 @@
 package main
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/purearrow/cdevice/internal/sysmem"
+)
 
 // maxBenchSize bounds bench's --size where the machine's memory is not
 // known: 1 TiB (an allocation past 2^48 bytes panics, one past the
@@ -9,9 +13,9 @@ const maxBenchSize = 1 << 40
 
 // benchSizeLimit is the largest --size bench can hold (its source array,
 // the device copy and the copy back: three of it) in the memory this
-// process may use now (availableMemory, per platform), and what limits it.
+// process may use now (sysmem.Available), and what limits it.
 func benchSizeLimit() (int64, string) {
-	avail, ok := availableMemory()
+	avail, ok := sysmem.Available()
 	if !ok || avail/3 >= maxBenchSize {
 		return maxBenchSize, "the most bench takes"
 	}

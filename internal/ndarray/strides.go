@@ -72,9 +72,35 @@ func Matches(shape, strides, want []int64) bool {
 	return true
 }
 
+// Extent is the memory an array of shape (not empty) laid out with strides
+// in bytes, item bytes an element, reaches from its first element: lo (<=
+// 0 with negative strides) is the offset of the lowest byte, size the bytes
+// from there to the end of the highest element. ok is false when any of
+// it, or hi - lo, overflows: a producer's strides may be anything.
+func Extent(shape, strides []int64, item int64) (lo, size int64, ok bool) {
+	lo, hi, ok := Span(shape, strides)
+	if !ok || item <= 0 || hi-lo > 1<<63-1-item { // hi - lo cannot overflow: Span checked
+		return 0, 0, false
+	}
+	return lo, hi - lo + item, true
+}
+
+// Scaled is strides times unit (elements to bytes), false when one
+// overflows.
+func Scaled(strides []int64, unit int64) ([]int64, bool) {
+	b := make([]int64, len(strides))
+	for k, s := range strides {
+		b[k] = s * unit
+		if unit != 0 && b[k]/unit != s {
+			return nil, false
+		}
+	}
+	return b, true
+}
+
 // Span returns the offsets, from the first element, of the lowest and the
 // highest element of a non-empty array of shape laid out with strides (lo
-// <= 0 with negative strides), and false when they overflow.
+// <= 0 with negative strides), and false when they, or hi - lo, overflow.
 func Span(shape, strides []int64) (lo, hi int64, ok bool) {
 	for k, n := range shape {
 		if n <= 1 {
@@ -95,6 +121,9 @@ func Span(shape, strides []int64) (lo, hi int64, ok bool) {
 			}
 			hi += ext
 		}
+	}
+	if hi > 1<<63-1+lo { // hi - lo overflows (lo <= 0)
+		return 0, 0, false
 	}
 	return lo, hi, true
 }

@@ -1,4 +1,4 @@
-package main
+package sysmem
 
 import (
 	"unsafe"
@@ -6,9 +6,9 @@ import (
 	"github.com/purearrow/cdevice/internal/ffi"
 )
 
-// availableMemory is the physical memory available now
+// available is the physical memory available now
 // (GlobalMemoryStatusEx's ullAvailPhys; x/sys/windows does not bind it).
-func availableMemory() (int64, bool) {
+func available() (int64, bool) {
 	lib, err := ffi.OpenSystem("kernel32.dll")
 	if err != nil {
 		return 0, false

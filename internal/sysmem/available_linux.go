@@ -1,4 +1,4 @@
-package main
+package sysmem
 
 import (
 	"bufio"
@@ -9,10 +9,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// availableMemory is the kernel's estimate of the memory available without
+// available is the kernel's estimate of the memory available without
 // swapping (MemAvailable), or this process's address-space limit where that
 // is lower.
-func availableMemory() (int64, bool) {
+func available() (int64, bool) {
 	b, err := os.ReadFile("/proc/meminfo")
 	if err != nil {
 		return 0, false

@@ -1,10 +1,10 @@
-package main
+package sysmem
 
 import "golang.org/x/sys/unix"
 
-// availableMemory is the machine's memory (macOS says what is free only in
+// available is the machine's memory (macOS says what is free only in
 // pages the system may reclaim at once; the total bounds what can be had).
-func availableMemory() (int64, bool) {
+func available() (int64, bool) {
 	n, err := unix.SysctlUint64("hw.memsize")
 	if err != nil || int64(n) <= 0 {
 		return 0, false

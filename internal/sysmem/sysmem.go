@@ -1,0 +1,23 @@
+// Package sysmem says how much memory this process may still take, so
+// that an allocation sized by input (a tensor's claimed shape, a flag) is
+// refused with an error instead of ending the process, which Go does,
+// beyond any recover, when an allocation fails.
+package sysmem
+
+// maxAddressable bounds any allocation: Go's heap assumes 48-bit addresses.
+const maxAddressable = 1 << 48
+
+// Available is the memory this process may allocate now, where the
+// platform says (available_*.go), else false.
+func Available() (int64, bool) { return available() }
+
+// Allows reports whether one allocation of n bytes sized by input may be
+// made: at most half the memory available (where known) and at most 2^48
+// bytes. limit is the most it allows.
+func Allows(n int64) (limit int64, ok bool) {
+	limit = maxAddressable
+	if avail, known := available(); known {
+		limit = min(limit, avail/2)
+	}
+	return limit, n >= 0 && n <= limit
+}
