@@ -560,9 +560,11 @@ func cBufferSizes(n *node, read func(buf int, idx, w int64) int64, scratch []int
 	}
 	for i, p := range n.cbuffers {
 		switch {
-		case p == 0 && i > 0 && n.end > 0 && sizes[i] > 0:
+		case p == 0 && i > 0 && n.a.Length > 0 && sizes[i] > 0:
 			// Buffer 0 is a validity bitmap, NULL for no nulls (visit
-			// checked null_count), or a union's type ids, checked with them.
+			// checked null_count), or a union's type ids, checked with them;
+			// an array of no rows needs nothing (at any offset: a NULL
+			// buffer is wrapped as none).
 			return nil, n.errorf("buffer %d is NULL, where %d bytes are needed", i, sizes[i])
 		case p != 0 && !fits(p, sizes[i]):
 			return nil, n.errorf("buffer %d would be %d bytes from %#x, more than an address space holds", i, sizes[i], p)
@@ -586,7 +588,7 @@ func cBufferSizesUnchecked(n *node, read func(buf int, idx, w int64) int64, scra
 	// element reads buffer i at idx, which must be present unless empty.
 	element := func(i int, idx, w int64) (int64, error) {
 		if cb[i] == 0 {
-			if end == 0 {
+			if n.a.Length == 0 { // nothing is read, at any offset
 				return 0, nil
 			}
 			return 0, n.errorf("buffer %d is NULL", i)

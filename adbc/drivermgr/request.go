@@ -27,9 +27,9 @@ type request struct {
 
 // newRequest sorts the options into the manager's and the driver's, reads
 // the connection profile they name (the options set win over its own),
-// and finds the driver: the "driver" option (a URI there names the driver
-// by its scheme and is the uri), else the profile's, else the uri's
-// scheme.
+// and finds the driver: the "driver" option (split as driverURI says when
+// it has a colon: driver:uri, scheme://...), else the profile's, else the
+// uri's part before its first colon (the whole uri where it has none).
 func newRequest(opts map[string]string) (*request, error) {
 	q := &request{loadRequest: loadRequest{flags: LoadFlagsDefault}, opts: map[string]string{}}
 	var profileName string
@@ -84,7 +84,7 @@ func newRequest(opts map[string]string) (*request, error) {
 	if uri := q.opts[OptionURI]; q.driver == "" && uri != "" {
 		if d, rest, ok := driverURI(uri); ok {
 			q.driver, q.opts[OptionURI] = d, rest
-		} else {
+		} else if !strings.Contains(uri, ":") {
 			q.driver = uri // no colon: the uri is the driver's name
 		}
 	}

@@ -252,3 +252,48 @@ func TestSQLiteAbandonedQuery(t *testing.T) {
 		t.Errorf("after the abandoned call came back: %+v held, %+v before", got, base)
 	}
 }
+
+// Bound data is validated in full before a driver sees it: a string that
+// is not UTF-8 (a Go string may be anything) is InvalidArgument, through
+// Bind and through BindStream, where a driver took it on trust (DuckDB's
+// aborted the process).
+func TestSQLiteBindIsValidated(t *testing.T) {
+	c := open(t, sqliteDB(t, nil))
+	b := array.NewStringBuilder(memory.DefaultAllocator)
+	b.Append("\xff\xfe")
+	col := b.NewArray()
+	b.Release()
+	defer col.Release()
+	sc := arrow.NewSchema([]arrow.Field{{Name: "s", Type: arrow.BinaryTypes.String}}, nil)
+	rec := array.NewRecordBatch(sc, []arrow.Array{col}, 1)
+	defer rec.Release()
+	st, err := c.NewStatement()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if err := st.SetSqlQuery("SELECT ?"); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Bind(context.Background(), rec); !errors.Is(err, adbcerr.InvalidArgument) {
+		t.Errorf("Bind: %v, want InvalidArgument", err)
+	}
+	rr, err := array.NewRecordReader(sc, []arrow.RecordBatch{rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rr.Release()
+	if err := st.BindStream(context.Background(), rr); err != nil {
+		t.Fatal(err)
+	}
+	r, _, err := st.ExecuteQuery(context.Background())
+	if err == nil {
+		for r.Next() {
+		}
+		err = r.Err()
+		r.Release()
+	}
+	if err == nil || !strings.Contains(err.Error(), "UTF-8") {
+		t.Errorf("a bound stream with a string that is not UTF-8: %v, want the refusal", err)
+	}
+}

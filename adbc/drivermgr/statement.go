@@ -233,6 +233,9 @@ func (s *statement) GetParameterSchema() (*arrow.Schema, error) {
 // Bind binds one batch of parameters, exported without a copy; the driver
 // takes the export over and releases it when it is done.
 func (s *statement) Bind(_ context.Context, values arrow.RecordBatch) error {
+	if err := checkBound(values); err != nil {
+		return err
+	}
 	return s.with(func(m *cmem) error {
 		arr := (*abi.Array)(abi.Pointer(m.alloc(unsafe.Sizeof(abi.Array{}))))
 		sc := (*abi.Schema)(abi.Pointer(m.alloc(unsafe.Sizeof(abi.Schema{}))))
@@ -249,9 +252,12 @@ func (s *statement) Bind(_ context.Context, values arrow.RecordBatch) error {
 // BindStream binds a stream of parameter batches; the driver reads it
 // through the C stream interface and releases it.
 func (s *statement) BindStream(_ context.Context, rdr array.RecordReader) error {
+	if rdr == nil {
+		return adbcerr.New(adbc.StatusInvalidArgument, "BindStream: nil reader")
+	}
 	return s.with(func(m *cmem) error {
 		st := (*abi.ArrayStream)(abi.Pointer(m.alloc(unsafe.Sizeof(abi.ArrayStream{}))))
-		if err := stream.ExportReader(rdr, st); err != nil {
+		if err := stream.ExportReader(&checkedReader{RecordReader: rdr}, st); err != nil {
 			return adbcerr.New(adbc.StatusInvalidArgument, "BindStream: "+err.Error())
 		}
 		err := s.c.drv.callIn(m, "AdbcStatementBindStream", s.d().StatementBindStream, s.h, uintptr(unsafe.Pointer(st)))

@@ -261,6 +261,7 @@ func (c *conn) BeginTx(ctx context.Context, opts driver.TxOptions) (_ driver.Tx,
 	if err := setOptional(po, adbc.OptionKeyIsolationLevel, string(level)); err != nil {
 		return nil, t.abort(err)
 	}
+	t.isolated = level != adbc.LevelDefault
 	if opts.ReadOnly {
 		err := po.SetOption(adbc.OptionKeyReadOnly, adbc.OptionValueEnabled)
 		switch {
@@ -292,6 +293,7 @@ type tx struct {
 	c        *conn
 	po       adbc.PostInitOptions
 	readOnly bool // the read-only option was set, to be cleared at the end
+	isolated bool // an isolation level was set, to be set back to the default at the end
 }
 
 // Commit commits, then turns autocommit back on. Should the commit fail,
@@ -330,7 +332,8 @@ func (t *tx) abort(err error) error {
 }
 
 // end turns autocommit on again (which, with nothing pending, commits
-// nothing) and clears the read-only option if the transaction set it. A
+// nothing) and clears the read-only option and the isolation level if the
+// transaction set them. A
 // failure leaves the connection in a state the next user would not
 // expect: it is marked bad.
 func (t *tx) end() error {
@@ -340,6 +343,14 @@ func (t *tx) end() error {
 			err = rerr
 		}
 		t.readOnly = false
+	}
+	// PostgreSQL's driver sets the session's level: it would outlast the
+	// transaction, in every later autocommit statement of the pool.
+	if t.isolated {
+		if rerr := setOptional(t.po, adbc.OptionKeyIsolationLevel, string(adbc.LevelDefault)); rerr != nil && err == nil {
+			err = rerr
+		}
+		t.isolated = false
 	}
 	if err != nil {
 		t.c.bad.Store(true)

@@ -108,7 +108,15 @@
 // precision and scale; ScanType the Go type of the values above.
 //
 // DB.Exec returns the row count the driver reports as RowsAffected (-1
-// where it does not know); LastInsertId fails, as ADBC has none.
+// where it does not know); LastInsertId fails, as ADBC has none. Rows
+// closed before their end (QueryRow reads one) are read on for a few
+// batches, and past that their connection is discarded: a driver may
+// finish its work on the server only at a result's end (PostgreSQL's
+// commits there the transaction it opened for a query with a timestamptz
+// parameter), and a connection left midway would run the next statements
+// in that transaction. A string parameter must be UTF-8 (Arrow's strings
+// are); bytes go as []byte. An empty BLOB scans as an empty []byte, NULL
+// as nil.
 //
 // # Transactions
 //
@@ -118,7 +126,9 @@
 // adbc.LevelDefault) and, for TxOptions.ReadOnly, adbc.OptionKeyReadOnly;
 // a driver that answers StatusNotImplemented to either is taken to have
 // its own default. Tx.Commit and Tx.Rollback call the connection's Commit
-// and Rollback and turn autocommit back on. sql.LevelWriteCommitted, which
+// and Rollback, turn autocommit back on, and set back what the transaction
+// set (the read-only option; the isolation level, to adbc.LevelDefault: a
+// driver may set it for the session). sql.LevelWriteCommitted, which
 // ADBC lacks, and a connection that takes no options after it is made,
 // fail with StatusNotImplemented.
 //

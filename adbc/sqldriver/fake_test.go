@@ -635,7 +635,7 @@ func TestTransactionOptions(t *testing.T) {
 		if err := tx.Commit(); err != nil {
 			t.Fatal(err)
 		}
-		check(t, f, acOff, iso(adbc.LevelSerializable), roOn, "Commit", acOn, roOff)
+		check(t, f, acOff, iso(adbc.LevelSerializable), roOn, "Commit", acOn, roOff, iso(adbc.LevelDefault))
 	})
 	t.Run("rollback", func(t *testing.T) {
 		f := &fake{}
@@ -664,7 +664,7 @@ func TestTransactionOptions(t *testing.T) {
 			if err := tx.Commit(); err != nil {
 				t.Fatal(err)
 			}
-			check(t, f, acOff, iso(want), "Commit", acOn)
+			check(t, f, acOff, iso(want), "Commit", acOn, iso(adbc.LevelDefault)) // the level ends with it
 		}
 		if _, err := db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelWriteCommitted}); !errors.Is(err, adbcerr.NotImplemented) {
 			t.Errorf("LevelWriteCommitted: %v", err)

@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strconv"
 	"time"
+	"unicode/utf8"
 
 	"github.com/apache/arrow-adbc/go/adbc"
 	"github.com/apache/arrow-go/v18/arrow"
@@ -158,6 +159,8 @@ func matchesType(id arrow.Type, v any) typeMatch {
 // parameter of type id, where it can without loss of range.
 func coerce(v any, id arrow.Type) (any, bool) {
 	switch v := v.(type) {
+	case nil: // a driver.Valuer's NULL (sql.NullString{}...), a nil pointer
+		return nil, true
 	case int64:
 		switch id {
 		case arrow.INT8:
@@ -273,6 +276,11 @@ func arrFromVal(val any, dt arrow.DataType) (arrow.Array, error) {
 	case arrow.Date64:
 		return build(array.NewDate64Builder(mem), v), nil
 	case string:
+		if !utf8.ValidString(v) {
+			// Arrow's strings are UTF-8, and a driver may take them on
+			// trust (DuckDB aborted the process).
+			return nil, adbcerr.New(adbc.StatusInvalidArgument, "a string parameter that is not valid UTF-8: pass bytes as []byte")
+		}
 		switch id {
 		case arrow.LARGE_STRING:
 			return build(array.NewLargeStringBuilder(mem), v), nil

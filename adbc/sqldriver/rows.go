@@ -1,15 +1,16 @@
 package sqldriver
 
 import (
-	"bytes"
 	"context"
 	"database/sql/driver"
+	"fmt"
 	"io"
 	"math"
 	"reflect"
 	"strings"
 	"time"
 
+	"github.com/apache/arrow-adbc/go/adbc"
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/array/arreflect"
@@ -17,6 +18,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/decimal256"
 	"github.com/apache/arrow-go/v18/arrow/float16"
+	"github.com/purearrow/cdevice/adbc/adbcerr"
 )
 
 // rows streams a result: the record batches of an ADBC reader, one row at
@@ -30,7 +32,16 @@ type rows struct {
 	row          int64             // the next row of cur
 	rowsAffected int64
 	done         func() error // releases the statement, once
+	ended        bool         // the reader said it has no more (or failed)
 }
+
+// drainBatches is how many batches Close reads of a result not read to
+// its end before it gives up on it and discards the connection: a driver
+// may finish its work on the server only at the end of the stream
+// (PostgreSQL's, with a timestamptz bound, commits the transaction it
+// opened for the query there), and a result left midway may leave it
+// open, where the next statements would run and never commit.
+const drainBatches = 4
 
 var (
 	_ driver.Rows                           = (*rows)(nil)
@@ -57,8 +68,9 @@ func (r *rows) fields() *arrow.Schema {
 	return r.schema
 }
 
-// Close releases the reader (a driver cancels a query whose result was not
-// read to the end) and then the statement.
+// Close releases the reader and then the statement. A result not read to
+// its end is read on for up to drainBatches batches; past that, the
+// connection is discarded (drainBatches says why).
 func (r *rows) Close() (err error) {
 	defer r.c.outcome(&err)
 	if r.rdr == nil {
@@ -66,6 +78,12 @@ func (r *rows) Close() (err error) {
 	}
 	r.fields()
 	r.cur = nil
+	for n := 0; !r.ended && n < drainBatches && (r.ctx == nil || r.ctx.Err() == nil); n++ {
+		r.ended = !r.rdr.Next()
+	}
+	if !r.ended {
+		r.c.bad.Store(true)
+	}
 	r.rdr.Release()
 	r.rdr = nil
 	if r.done == nil {
@@ -91,7 +109,7 @@ func (r *rows) Next(dest []driver.Value) (err error) {
 	}
 	for r.cur == nil || r.row >= r.cur.NumRows() {
 		if !r.rdr.Next() {
-			r.cur = nil
+			r.cur, r.ended = nil, true
 			if err := r.rdr.Err(); err != nil {
 				return err
 			}
@@ -109,6 +127,10 @@ func (r *rows) Next(dest []driver.Value) (err error) {
 	r.row++
 	return nil
 }
+
+// copyBytes is a copy of b that is not nil when b is empty: an empty
+// value is not a NULL.
+func copyBytes(b []byte) []byte { return append(make([]byte, 0, len(b)), b...) }
 
 // valueAt is element i of col as a driver.Value: nil for a null, a Go
 // value of the Arrow type's natural Go type otherwise. Strings and bytes
@@ -170,13 +192,13 @@ resolve: // to the array that holds the value itself
 	case *array.StringView:
 		return strings.Clone(c.Value(i)), nil
 	case *array.Binary:
-		return bytes.Clone(c.Value(i)), nil
+		return copyBytes(c.Value(i)), nil
 	case *array.LargeBinary:
-		return bytes.Clone(c.Value(i)), nil
+		return copyBytes(c.Value(i)), nil
 	case *array.BinaryView:
-		return bytes.Clone(c.Value(i)), nil
+		return copyBytes(c.Value(i)), nil
 	case *array.FixedSizeBinary:
-		return bytes.Clone(c.Value(i)), nil
+		return copyBytes(c.Value(i)), nil
 	case *array.Date32:
 		return c.Value(i).ToTime(), nil
 	case *array.Date64:
@@ -188,7 +210,11 @@ resolve: // to the array that holds the value itself
 	case *array.Timestamp:
 		return c.Value(i).ToTime(c.DataType().(*arrow.TimestampType).Unit), nil
 	case *array.Duration:
-		return time.Duration(c.Value(i)) * c.DataType().(*arrow.DurationType).Unit.Multiplier(), nil
+		v, m := int64(c.Value(i)), int64(c.DataType().(*arrow.DurationType).Unit.Multiplier())
+		if d := v * m; m != 0 && d/m == v {
+			return time.Duration(d), nil
+		}
+		return nil, adbcerr.New(adbc.StatusInvalidData, fmt.Sprintf("a duration of %d %s is past time.Duration's ±292 years", v, c.DataType().(*arrow.DurationType).Unit))
 	case *array.Decimal128:
 		return c.Value(i), nil
 	case *array.Decimal256:

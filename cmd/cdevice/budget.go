@@ -52,6 +52,7 @@ type budget struct {
 	batches int64 // the most record and dictionary batches (--max-batches)
 
 	dataUsed, batchesUsed int64
+	workUsed              int64 // what validating and exporting batches read (spendWork)
 }
 
 // spendData counts n bytes of batch data (what, for the error).
@@ -60,6 +61,18 @@ func (b *budget) spendData(n int64, what string) error {
 		return fmt.Errorf("%w: %s would take the batches' data past %d bytes in all (--max-data)", errDataLimit, what, b.data)
 	}
 	b.dataUsed += n
+	return nil
+}
+
+// spendWork counts n bytes that validating and exporting a batch read,
+// against the same limit as the data, on a count of its own: a body's
+// bytes were counted as data already, and are read again only where
+// buffers overlap.
+func (b *budget) spendWork(n int64, what string) error {
+	if n > b.data-b.workUsed {
+		return fmt.Errorf("%w: %s would take what is read of the batches past %d bytes in all (--max-data)", errDataLimit, what, b.data)
+	}
+	b.workUsed += n
 	return nil
 }
 

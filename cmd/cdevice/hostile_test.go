@@ -157,8 +157,6 @@ func hostileInputs(t testing.TB) []hostileInput {
 		{"a ZSTD frame asking for a 512 MiB window", withFrame(t, ipcBytes(t, false, []arrow.RecordBatch{ints}, ipc.WithZstd()), zstdWindowFrame),
 			"ZSTD window of 536870912 bytes"},
 		{"a stream of 20000 empty batches, --max-batches 1000", ipcBytes(t, false, slices.Repeat([]arrow.RecordBatch{empty}, 20000)), "--max-batches"},
-		// Written once, read (validated in full, exported) with every batch.
-		{"a 4 MiB dictionary under 2000 one-row batches", ipcBytes(t, false, dictionaryBatches(t, 2000)), "--max-data"},
 	}
 }
 

@@ -289,3 +289,20 @@ func TestInspectErrors(t *testing.T) {
 		}
 	}
 }
+
+// A dictionary that every batch of a stream refers to is validated once,
+// not with each batch: 2000 one-row batches under a 4 MiB dictionary are
+// read (at its 2000th batch a re-validation read 8 GB; the file is 4.7 MB).
+func TestInspectSharedDictionary(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "dict.arrows")
+	if err := os.WriteFile(p, ipcBytes(t, false, dictionaryBatches(t, 2000)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := inspectFile(p, budget{batches: defaultBatchLimit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Batches != 2000 || rep.Rows != 2000 {
+		t.Errorf("%d batches, %d rows; want 2000 of each", rep.Batches, rep.Rows)
+	}
+}

@@ -794,7 +794,7 @@ int hx_corrupt(int mode, struct ArrowSchema *s, struct ArrowArray *a)
 /* ---- a NULL buffer where the layout needs bytes ----------------------------- */
 
 /*
- * hx_null_buffer: an array of 3 rows (0 rows for mode 0) whose every
+ * hx_null_buffer: an array of 3 rows (0 rows for modes 0 and 14) whose every
  * buffer is NULL but for what its children need, with n_buffers right for
  * the format; the validity bitmap (buffer 0) may be NULL, no other buffer
  * that rows need may. mode 0: utf8 of length 0 (nothing needed: valid);
@@ -803,7 +803,7 @@ int hx_corrupt(int mode, struct ArrowSchema *s, struct ArrowArray *a)
  * large_binary likewise; 7: list_view over 3 int32; 8: large_list_view;
  * 9: utf8_view; 10: binary_view; 11: dense union (type ids present,
  * offsets NULL); 12: sparse union with type ids NULL; 13: list (offsets
- * NULL).
+ * NULL); 14: utf8 of length 0 at offset 2 (valid).
  */
 int hx_null_buffer(int mode, struct ArrowSchema *s, struct ArrowArray *a)
 {
@@ -843,6 +843,11 @@ int hx_null_buffer(int mode, struct ArrowSchema *s, struct ArrowArray *a)
 		schema_init(s, "+l", "x", ARROW_FLAG_NULLABLE, 1);
 		array_init(a, n, 0, 2, 1);
 		fill_int32(schema_kid(s, 0), array_kid(a, 0), "item", ARROW_FLAG_NULLABLE, 3, 1, 0, 0);
+		return 0;
+	case 14: /* utf8 of length 0 at offset 2 (a slice at the end): valid */
+		schema_init(s, "u", "x", ARROW_FLAG_NULLABLE, 0);
+		array_init(a, 0, 0, 3, 0);
+		a->offset = 2;
 		return 0;
 	}
 	return -1;

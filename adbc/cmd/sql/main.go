@@ -114,6 +114,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return 2
 	}
+	if c.limit < 0 {
+		fmt.Fprintf(stderr, "sql: --limit %d: want 0 (all rows) or more\n", c.limit)
+		return 2
+	}
 	c.query = fs.Arg(0)
 	if err := c.run(ctx, stdout, stderr); err != nil {
 		fmt.Fprintln(stderr, "sql:", err)

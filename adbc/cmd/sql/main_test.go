@@ -116,6 +116,9 @@ func TestErrors(t *testing.T) {
 			t.Errorf("%q: exit %d, %q", args, code, errOut)
 		}
 	}
+	if code, _, errOut := runSQL(t, "--driver", "x", "--limit", "-5", "SELECT 1"); code != 2 || !strings.Contains(errOut, "--limit -5") {
+		t.Errorf("a negative --limit: exit %d, %q", code, errOut)
+	}
 	missing := filepath.Join(t.TempDir(), "libnone.so")
 	if code, _, errOut := runSQL(t, "--driver", missing, "SELECT 1"); code != 1 || !strings.Contains(errOut, missing) {
 		t.Errorf("missing driver: exit %d, %q", code, errOut)
