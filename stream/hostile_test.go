@@ -110,12 +110,7 @@ func TestStreamReadAfterRelease(t *testing.T) {
 	})
 	t.Run("device", func(t *testing.T) {
 		hxNoLeaks(t)
-		s := testsupport.OffHeap[abi.DeviceArrayStream](t)
-		if rc := int32(hxFn(t, "hx_make_device_stream")(cstPtr(s), 0, 0)); rc != 0 {
-			t.Fatal(rc)
-		}
-		t.Cleanup(func() { hxFn(t, "hx_stream_forget")() })
-		r, err := stream.ImportDeviceStream(s)
+		r, err := stream.ImportDeviceStream(hxDeviceStream(t, 0, 0))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -194,12 +189,7 @@ func TestHostileStreamEndlessEmpty(t *testing.T) {
 	})
 	t.Run("device", func(t *testing.T) {
 		hxNoLeaks(t)
-		s := testsupport.OffHeap[abi.DeviceArrayStream](t)
-		if rc := int32(hxFn(t, "hx_make_device_stream")(cstPtr(s), 0, 0)); rc != 0 {
-			t.Fatal(rc)
-		}
-		t.Cleanup(func() { hxFn(t, "hx_stream_forget")() })
-		r, err := stream.ImportDeviceStream(s, stream.WithMaxEmptyBatches(20))
+		r, err := stream.ImportDeviceStream(hxDeviceStream(t, 0, 0), stream.WithMaxEmptyBatches(20))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -299,12 +289,7 @@ func TestHostileStreamErrors(t *testing.T) {
 	}
 	t.Run("device_type_mismatch", func(t *testing.T) {
 		hxNoLeaks(t)
-		s := testsupport.OffHeap[abi.DeviceArrayStream](t)
-		if rc := int32(hxFn(t, "hx_make_device_stream")(cstPtr(s), 4, 3)); rc != 0 {
-			t.Fatal(rc)
-		}
-		t.Cleanup(func() { hxFn(t, "hx_stream_forget")() })
-		r, err := stream.ImportDeviceStream(s)
+		r, err := stream.ImportDeviceStream(hxDeviceStream(t, 4, 3))
 		if err != nil {
 			t.Fatal(err)
 		}
