@@ -176,15 +176,7 @@ func inspectFile(path string, lim budget) (*inspectReport, error) {
 		// read, at every reference, is charged to --max-data (on a count
 		// of its own) before they read it. A dictionary that batches
 		// refer to again is read once.
-		var work int64
-		for _, c := range rec.Columns() {
-			if d, ok := c.(*array.Dictionary); ok && seen[d.Data().Dictionary()] {
-				work += bufferBytes(d.Indices().Data())
-			} else {
-				work += bufferBytes(c.Data())
-			}
-		}
-		if err := lim.spendWork(work, "validating and exporting this batch's buffers"); err != nil {
+		if err := lim.spendWork(batchWork(rec, seen), "validating and exporting this batch's buffers"); err != nil {
 			return err
 		}
 		if err := validateBatch(rec, seen); err != nil {
@@ -283,6 +275,21 @@ func inspectFile(path string, lim budget) (*inspectReport, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return rep, nil
+}
+
+// batchWork is what validating and exporting rec reads: its buffers at
+// every reference (buffers that overlap in a body count each time), but
+// of a dictionary in seen only the indices.
+func batchWork(rec arrow.RecordBatch, seen map[arrow.ArrayData]bool) int64 {
+	var work int64
+	for _, c := range rec.Columns() {
+		if d, ok := c.(*array.Dictionary); ok && seen[d.Data().Dictionary()] {
+			work += bufferBytes(d.Indices().Data())
+		} else {
+			work += bufferBytes(c.Data())
+		}
+	}
+	return work
 }
 
 // validateBatch validates rec in full, but for the dictionary columns
