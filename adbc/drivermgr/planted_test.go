@@ -111,7 +111,7 @@ func TestPlantedDriverIsNotLoaded(t *testing.T) {
 // directory, where the guard against that saw a path.
 func TestPlantedDriverNULIsNotLoaded(t *testing.T) {
 	dir, env, marks := ctest.UnsafePlaces(t, plantedFile())
-	m := filepath.Join(t.TempDir(), "nul.toml")
+	m := filepath.Join(t.TempDir(), "nulbyte.toml") // not nul.toml: Windows reads NUL.* as its null device
 	body := "manifest_version = 1\n[Driver]\nshared = \"" + plantedFile() + "\\u0000\"\n"
 	if err := os.WriteFile(m, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
