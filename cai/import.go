@@ -369,7 +369,7 @@ func contains(s []int64, v int64) bool {
 // may be allocated on the host: past what the machine has, the allocation
 // would end the process.
 func allocatable(n int64) error {
-	if limit, ok := sysmem.Allows(n); !ok || n > math.MaxInt {
+	if limit, ok := sysmem.Allows(n); !ok {
 		return fmt.Errorf("%w: cai: copying needs %d bytes, more than the %d this process may allocate", cdevice.ErrUnsupported, n, limit)
 	}
 	return nil

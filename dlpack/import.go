@@ -293,7 +293,7 @@ func copyTensor(d *tensorDesc, l *tensorLayout, want []int64) (*cdevice.DeviceAr
 	// far more elements than its memory holds): an allocation past what
 	// the machine has would end the process.
 	n := d.numel * d.isz // describe checked it
-	if limit, ok := sysmem.Allows(n); !ok || n > math.MaxInt {
+	if limit, ok := sysmem.Allows(n); !ok {
 		return nil, unsupportedf("copying %d elements: %d bytes, more than the %d this process may allocate", d.numel, n, limit)
 	}
 	out := make([]byte, n)
@@ -308,7 +308,7 @@ func copyTensor(d *tensorDesc, l *tensorLayout, want []int64) (*cdevice.DeviceAr
 		if !ok || start < 0 {
 			return nil, invalidf("strides %v with byte_offset %d reach outside the buffer", s, d.byteOffset)
 		}
-		if limit, ok := sysmem.Allows(size); !ok || size > math.MaxInt {
+		if limit, ok := sysmem.Allows(size); !ok {
 			return nil, unsupportedf("strides %v span %d bytes, more than the %d this process may allocate", s, size, limit)
 		}
 		src := make([]byte, size)

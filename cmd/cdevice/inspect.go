@@ -127,9 +127,6 @@ func inspect(args []string, stdout, stderr io.Writer) int {
 // inspectFile reads the file at path within lim (its zero memory and data
 // limits: the defaults for the file's size).
 func inspectFile(path string, lim budget) (*inspectReport, error) {
-	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		return nil, fmt.Errorf("%s is a directory; name an Arrow IPC file or stream in it", path)
-	}
 	// A regular file only: its size bounds the work, where a FIFO's open
 	// waited for a writer and a device (/dev/urandom) had no size to bound
 	// what was read.
@@ -137,6 +134,9 @@ func inspectFile(path string, lim budget) (*inspectReport, error) {
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("%s: no such file; check the path (an Arrow IPC file or stream, e.g. data.arrow or data.arrows)", path)
+		}
+		if st, serr := os.Stat(path); serr == nil && st.IsDir() {
+			return nil, fmt.Errorf("%s is a directory; name an Arrow IPC file or stream in it", path)
 		}
 		return nil, err
 	}
@@ -283,13 +283,22 @@ func inspectFile(path string, lim budget) (*inspectReport, error) {
 func batchWork(rec arrow.RecordBatch, seen map[arrow.ArrayData]bool) int64 {
 	var work int64
 	for _, c := range rec.Columns() {
-		if d, ok := c.(*array.Dictionary); ok && seen[d.Data().Dictionary()] {
+		if d := seenDictionary(c, seen); d != nil {
 			work += bufferBytes(d.Indices().Data())
 		} else {
 			work += bufferBytes(c.Data())
 		}
 	}
 	return work
+}
+
+// seenDictionary is c as a dictionary column whose dictionary is in seen,
+// or nil.
+func seenDictionary(c arrow.Array, seen map[arrow.ArrayData]bool) *array.Dictionary {
+	if d, ok := c.(*array.Dictionary); ok && seen[d.Data().Dictionary()] {
+		return d
+	}
+	return nil
 }
 
 // validateBatch validates rec in full, but for the dictionary columns
@@ -300,8 +309,8 @@ func validateBatch(rec arrow.RecordBatch, seen map[arrow.ArrayData]bool) error {
 	var fields []arrow.Field
 	var cols []arrow.Array
 	for i, c := range rec.Columns() {
-		d, ok := c.(*array.Dictionary)
-		if !ok || !seen[d.Data().Dictionary()] {
+		d := seenDictionary(c, seen)
+		if d == nil {
 			fields, cols = append(fields, rec.Schema().Field(i)), append(cols, c)
 			continue
 		}

@@ -12,7 +12,7 @@ import (
 var ErrNotRegular = errors.New("not a regular file")
 
 // Open opens path for reading if it is a regular file. Its open does not
-// wait on a FIFO (open.go's per platform); anything but a regular file is
+// wait on a FIFO (open_*.go, per platform); anything but a regular file is
 // an error wrapping ErrNotRegular, and one that is not there wraps
 // fs.ErrNotExist.
 func Open(path string) (*os.File, error) {

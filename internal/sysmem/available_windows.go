@@ -1,20 +1,27 @@
 package sysmem
 
 import (
+	"sync"
 	"unsafe"
 
 	"github.com/purearrow/cdevice/internal/ffi"
 )
 
+// globalMemoryStatusEx is kernel32's, looked up once (0: not there).
+var globalMemoryStatusEx = sync.OnceValue(func() uintptr {
+	lib, err := ffi.OpenSystem("kernel32.dll")
+	if err != nil {
+		return 0
+	}
+	fn, _ := lib.Symbol("GlobalMemoryStatusEx")
+	return fn
+})
+
 // available is the physical memory available now
 // (GlobalMemoryStatusEx's ullAvailPhys; x/sys/windows does not bind it).
 func available() (int64, bool) {
-	lib, err := ffi.OpenSystem("kernel32.dll")
-	if err != nil {
-		return 0, false
-	}
-	fn, err := lib.Symbol("GlobalMemoryStatusEx")
-	if err != nil {
+	fn := globalMemoryStatusEx()
+	if fn == 0 {
 		return 0, false
 	}
 	// MEMORYSTATUSEX: dwLength, dwMemoryLoad, then seven DWORDLONGs of

@@ -20,7 +20,8 @@ func Available() (int64, bool) {
 
 // Allows reports whether one allocation of n bytes sized by input may be
 // made: at most half the memory available (where known) and at most 2^48
-// bytes (256 MiB in a 32-bit process). limit is the most it allows.
+// bytes (256 MiB in a 32-bit process). limit is the most it allows,
+// always below math.MaxInt: an allowed n is a valid make length.
 func Allows(n int64) (limit int64, ok bool) {
 	limit = maxAddressable
 	if avail, known := Available(); known {
