@@ -31,12 +31,12 @@ var (
 	Unauthorized    error = &sentinel{adbc.StatusUnauthorized}
 )
 
-// Abandoned is what a connection answers while a call it abandoned at the
-// call's deadline is still running in the driver (drivermgr's
+// Abandoned is what a connection answers while a call it abandoned when
+// the call's context ended is still running in the driver (drivermgr's
 // ErrAbandoned; errors.Is(err, InvalidState) holds for it too): the
 // connection is of no use until that call returns, so that a pool
 // discards one that meets it (sqldriver does).
-var Abandoned = New(adbc.StatusInvalidState, "a call abandoned at its deadline is still running")
+var Abandoned = New(adbc.StatusInvalidState, "a call abandoned when its context ended is still running in the driver")
 
 // sentinels are the sentinel errors by Status.
 var sentinels = [...]error{

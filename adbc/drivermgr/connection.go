@@ -24,7 +24,7 @@ import (
 type connection struct {
 	mu      sync.Mutex
 	amu     sync.Mutex  // guards ab, without mu (an abandoned call holds mu)
-	ab      abandonment // a call abandoned at its deadline (deadline.go)
+	ab      abandonment // a call abandoned when its context ended (deadline.go)
 	drv     *driver
 	db      *Database
 	h       uintptr // struct AdbcConnection, C memory
@@ -137,7 +137,7 @@ type fnOf func(*cabi.Driver) uintptr
 // serialized with the connection's, its batches bounded by ctx too.
 func (c *connection) reader(ctx context.Context, what string, fn fnOf, args func(m *cmem) []uintptr) (array.RecordReader, error) {
 	var rd *reader
-	err := c.withDeadline(ctx, what, nil, funcCall{func(m *cmem) error {
+	err := c.withDeadline(ctx, what, nil, funcCall{do: func(m *cmem) error {
 		s := m.alloc(unsafe.Sizeof(abi.ArrayStream{}))
 		if err := c.drv.callIn(m, what, fn(c.drv.fns), append(append([]uintptr{c.h}, args(m)...), s)...); err != nil {
 			return err
@@ -145,7 +145,7 @@ func (c *connection) reader(ctx context.Context, what string, fn fnOf, args func
 		var err error
 		rd, err = newReader(ctx, c, (*abi.ArrayStream)(abi.Pointer(s)), nil)
 		return err
-	}, func() { // abandoned: what it made is nobody's
+	}, left: func() { // what it made is nobody's
 		if rd != nil {
 			rd.orphaned()
 		}
@@ -207,9 +207,9 @@ func (c *connection) GetTableTypes(ctx context.Context) (array.RecordReader, err
 }
 
 // call makes one call of the connection with no other arguments, bounded
-// by ctx (withDeadline).
+// by ctx (withDeadline): a commit or rollback, whose success is an effect.
 func (c *connection) call(ctx context.Context, what string, fn fnOf) error {
-	return c.withDeadline(ctx, what, nil, funcCall{do: func(m *cmem) error { return c.drv.callIn(m, what, fn(c.drv.fns), c.h) }})
+	return c.withDeadline(ctx, what, nil, funcCall{do: func(m *cmem) error { return c.drv.callIn(m, what, fn(c.drv.fns), c.h) }, changes: true})
 }
 
 func (c *connection) Commit(ctx context.Context) error {

@@ -228,7 +228,7 @@ func (db *Database) Close() error {
 	db.mu.Lock()
 	defer db.mu.Unlock()
 	if len(db.conns) > 0 {
-		// A connection's call abandoned at its deadline is still running,
+		// A connection's call abandoned when its context ended is still running,
 		// or an Open finished meanwhile: its Close, and then this release,
 		// follow (forget).
 		db.releaseAfter = true

@@ -2,8 +2,6 @@ package drivermgr
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"sync/atomic"
 	"time"
 
@@ -20,14 +18,14 @@ const (
 	cancelGrace  = 2 * time.Second
 )
 
-// ErrAbandoned is what a connection answers while a call abandoned at its
-// deadline is still running in the driver (adbcerr.Abandoned, an
+// ErrAbandoned is what a connection answers while a call abandoned when its
+// context ended is still running in the driver (adbcerr.Abandoned, an
 // adbcerr.InvalidState error); it answers normally again once that call
 // comes back.
 var ErrAbandoned = adbcerr.Abandoned
 
-// abandonment is a connection's record of a call abandoned at its
-// deadline: the releases asked for meanwhile run when it comes back.
+// abandonment is a connection's record of a call abandoned when its
+// context ended: the releases asked for meanwhile run when it comes back.
 // running is written under amu with after, and read without it by every
 // call (lock).
 type abandonment struct {
@@ -54,21 +52,28 @@ func (c *connection) afterAbandoned(f func()) bool {
 }
 
 // A longCall is a call withDeadline may abandon: run makes it, holding the
-// connection, with its scratch memory; orphan releases what it made when it
-// came back after its caller had left. (An interface, so that a call's
-// state is one allocation or none: run may run on another goroutine, so a
-// closure would be allocated on every call, and so would what it captures.)
+// connection, with its scratch memory; orphan releases what it made when
+// its caller has left or gets the context's error instead (run may have
+// failed: orphan then finds nothing to release); effect reports whether
+// the call's success is a change in the database its caller must hear of
+// (an update, a commit) rather than a result to read. (An interface, so
+// that a call's state is one allocation or none: run may run on another
+// goroutine, so a closure would be allocated on every call, and so would
+// what it captures.)
 type longCall interface {
 	run(m *cmem) error
 	orphan()
+	effect() bool
 }
 
 // A funcCall is a longCall of functions, for the calls rare enough that
 // their closures' allocations do not matter (metadata, commit): do makes
-// the call, left (may be nil) releases what an abandoned one made.
+// the call, left (may be nil) releases what it made for a caller that will
+// not read it, changes says whether its success is an effect.
 type funcCall struct {
-	do   func(m *cmem) error
-	left func()
+	do      func(m *cmem) error
+	left    func()
+	changes bool
 }
 
 func (f funcCall) run(m *cmem) error { return f.do(m) }
@@ -79,19 +84,29 @@ func (f funcCall) orphan() {
 	}
 }
 
-// withDeadline is with for a call that may run long (a query): once ctx
-// ends, the call gets its watcher's grace to come back (a driver that
-// cancels stops it: the statement's watch, which the call puts in *wp, asks
-// it to; wp nil or empty: no watch), then its caller gets ctx's error at
-// once while the call goes on in the driver. The connection stays held by
-// it (other calls answer ErrAbandoned, Closes are deferred) until it comes
-// back; then its orphan releases what it made, and the deferred Closes
-// run. Without a ctx that can end, it is with. After an abandonment (an
-// error wrapping ErrAbandoned) the caller must not read what the call
-// writes: orphan has it.
+func (f funcCall) effect() bool { return f.changes }
+
+// withDeadline is with for a call that takes a context, as database/sql
+// keeps one: once ctx has ended, a call is not made (the caller gets ctx's
+// error, the driver is not called), and a call in flight ends with ctx's
+// error whenever it comes back, what it made released (orphan), the
+// driver's own error joined to it where it gave one. The call in flight
+// gets its watcher's grace to come back (a driver that cancels stops it:
+// the statement's watch, which the call puts in *wp, asks it to; wp nil or
+// empty: no watch); past that its caller gets ctx's error at once while
+// the call goes on in the driver. The connection stays held by it (other
+// calls answer ErrAbandoned, Closes are deferred) until it comes back;
+// then its orphan releases what it made, and the deferred Closes run.
+// Only the success of a call whose success is an effect (effect: an
+// update, a commit) that came back within the grace is reported as such:
+// the change happened. Without a ctx that can end, it is with. After an
+// error the caller must not read what the call writes: orphan has it.
 func (c *connection) withDeadline(ctx context.Context, what string, wp *atomic.Pointer[watcher], call longCall) error {
 	if ctx.Done() == nil {
 		return c.with(call.run)
+	}
+	if ctx.Err() != nil {
+		return adbcerr.Ended(ctx, what, nil)
 	}
 	if err := c.lock(); err != nil {
 		return err
@@ -110,16 +125,17 @@ func (c *connection) withDeadline(ctx context.Context, what string, wp *atomic.P
 		select {
 		case err = <-done:
 			t.Stop()
-			if err != nil {
-				err = errors.Join(ctx.Err(), err)
-			}
 		case <-t.C:
 			c.amu.Lock()
 			c.ab.running.Store(true)
 			c.amu.Unlock()
 			go c.finishAbandoned(done, call)
-			return fmt.Errorf("%s: %w: abandoned at its deadline; %w until the driver returns", what, ctx.Err(), ErrAbandoned)
+			return adbcerr.Ended(ctx, what, ErrAbandoned)
 		}
+	}
+	if ctx.Err() != nil && (err != nil || !call.effect()) {
+		call.orphan()
+		err = adbcerr.Ended(ctx, what, err)
 	}
 	c.scratch.free()
 	c.mu.Unlock()

@@ -17,6 +17,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 	"unsafe"
@@ -1206,8 +1207,9 @@ func TestDoubleCancelAfterClose(t *testing.T) {
 	closeAll(t, st)
 	cancel() // the reader's watch of ctx must not cancel a released statement
 	time.Sleep(20 * time.Millisecond)
-	if vals, _, err := readAll(r); err != nil || len(vals) != 9 {
-		t.Errorf("the reader after its statement's Close: %v, %v", vals, err)
+	// The reader's context has ended: it reads no further, as any reader.
+	if vals, _, err := readAll(r); !errors.Is(err, context.Canceled) || len(vals) != 0 {
+		t.Errorf("the reader after its statement's Close and the cancel: %v, %v; want nothing and context.Canceled", vals, err)
 	}
 	wantStatus(t, "Statement.Cancel after Close", st.(interface{ Cancel() error }).Cancel(), adbc.StatusInvalidState)
 	closeAll(t, cn)
@@ -1245,8 +1247,10 @@ func TestDoubleContextCancels(t *testing.T) {
 	defer cancel()
 	t0 := time.Now()
 	_, _, err := st.ExecuteQuery(ctx)
+	// The context's error, with the driver's own (it took the cancel and
+	// returned within its grace).
 	e := wantStatus(t, "a cancelled query", err, adbc.StatusCancelled)
-	if e.Msg != "double: cancelled" || time.Since(t0) > 5*time.Second {
+	if e.Msg != "double: cancelled" || !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, drivermgr.ErrAbandoned) || time.Since(t0) > 5*time.Second {
 		t.Errorf("the query ended after %v with %v", time.Since(t0), err)
 	}
 	if n := d.calls("StatementCancel"); n != 1 {
@@ -1264,6 +1268,90 @@ func TestDoubleContextCancels(t *testing.T) {
 	wantStatus(t, "GetTableSchema of no table", err, adbc.StatusNotFound)
 	_, err = cn.(adbc.GetSetOptions).GetOptionInt("no.such.option")
 	wantStatus(t, "an option never set", err, adbc.StatusNotFound)
+}
+
+// A fast stream stops when its context ends, as database/sql's Rows.Next
+// does: a Next after the cancel returns false without calling the
+// driver's get_next, Err wraps context.Canceled (and adbcerr.Cancelled),
+// and a cancel from another goroutine lets through no batch whose Next
+// began after it. Whatever the driver does with the statement's cancel
+// (here it takes it) is not what the reader's caller waits for.
+func TestDoubleCancelStopsStream(t *testing.T) {
+	d := newDouble(t)
+	db, cn, st := d.session(t, nil)
+	defer closeAll(t, db, cn, st)
+	if err := st.SetSqlQuery("rows 1000000000000 batch 1024"); err != nil {
+		t.Fatal(err)
+	}
+	t.Run("between batches", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		r, _, err := st.ExecuteQuery(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Release()
+		if !r.Next() {
+			t.Fatalf("the first batch: %v", r.Err())
+		}
+		cancel()
+		before := d.calls("get_next")
+		for range 3 {
+			if r.Next() {
+				t.Fatal("Next read a batch after the cancel")
+			}
+		}
+		if n := d.calls("get_next") - before; n != 0 {
+			t.Errorf("get_next called %d times after the cancel", n)
+		}
+		if err := r.Err(); !errors.Is(err, context.Canceled) || !errors.Is(err, adbcerr.Cancelled) ||
+			errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "canceled") || strings.Contains(err.Error(), "deadline") {
+			t.Errorf("Err() = %v; want context.Canceled, said as canceled", err)
+		}
+	})
+	t.Run("from another goroutine", func(t *testing.T) {
+		for range 20 {
+			ctx, cancel := context.WithCancel(context.Background())
+			r, _, err := st.ExecuteQuery(ctx)
+			if err != nil {
+				cancel()
+				t.Fatal(err)
+			}
+			var cancelled atomic.Bool
+			go func() {
+				time.Sleep(time.Millisecond)
+				cancel()
+				cancelled.Store(true)
+			}()
+			past := 0
+			for {
+				was := cancelled.Load()
+				if !r.Next() {
+					break
+				}
+				if was {
+					past++
+				}
+			}
+			if err := r.Err(); !errors.Is(err, context.Canceled) || past > 0 {
+				t.Errorf("%d batches whose Next began after the cancel, Err() = %v", past, err)
+			}
+			r.Release()
+		}
+	})
+	t.Run("ended before ExecuteQuery", func(t *testing.T) {
+		ctx, cancel := context.WithCancelCause(context.Background())
+		cause := errors.New("the user pressed Ctrl-C")
+		cancel(cause)
+		before := d.calls("StatementExecuteQuery")
+		_, _, err := st.ExecuteQuery(ctx)
+		if !errors.Is(err, context.Canceled) || !errors.Is(err, cause) || !strings.Contains(err.Error(), cause.Error()) {
+			t.Errorf("ExecuteQuery with an ended context: %v; want context.Canceled and its cause", err)
+		}
+		if n := d.calls("StatementExecuteQuery") - before; n != 0 {
+			t.Errorf("the driver was called %d times", n)
+		}
+	})
 }
 
 // A query whose driver does not stop it (StatementCancel failing: the

@@ -96,9 +96,10 @@ func (rd *reader) free() {
 func (rd *reader) Schema() *arrow.Schema { return rd.r.Schema() }
 
 // Next reads the next batch. Once the context of the ExecuteQuery that
-// made the reader ends, a batch the driver is still computing is waited
-// for as ExecuteQuery waits (withDeadline): Next returns false with the
-// context's error at once, the driver's call abandoned.
+// made the reader has ended, Next returns false and Err the context's
+// error (adbcerr.Ended), without asking the driver for another batch; a
+// batch the driver is computing as it ends is waited for as ExecuteQuery
+// waits (withDeadline) and not returned.
 func (rd *reader) Next() bool {
 	if rd.err != nil {
 		return false
@@ -124,9 +125,11 @@ func (n *nextCall) run(*cmem) error {
 	return nil
 }
 
-// orphan: a batch read after its caller left is the stream's current one,
-// released with the reader.
+// orphan: a batch read for a caller that will not see it is the stream's
+// current one, released with the reader.
 func (n *nextCall) orphan() {}
+
+func (n *nextCall) effect() bool { return false }
 
 func (rd *reader) RecordBatch() arrow.RecordBatch { return rd.r.RecordBatch() }
 

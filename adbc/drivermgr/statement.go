@@ -174,12 +174,16 @@ func (e *execution) run(m *cmem) error {
 	return err
 }
 
-// orphan releases the result of an execution its caller abandoned.
+// orphan releases the result of an execution its caller will not read.
 func (e *execution) orphan() {
 	if e.rd != nil {
 		e.rd.orphaned()
+		e.rd = nil
 	}
 }
+
+// effect: an ExecuteUpdate's success is rows changed.
+func (e *execution) effect() bool { return !e.query }
 
 // ExecuteQuery runs the statement and returns its result as a reader that
 // streams the driver's batches as they come (zero-copy: the driver's

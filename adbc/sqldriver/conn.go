@@ -141,7 +141,7 @@ func (c *conn) IsValid() bool {
 // outcome makes *err, as it leaves a method database/sql calls, matchable
 // (matchable), and marks the connection bad when the error says the
 // database is out of reach (adbc.StatusIO: a server gone, a connection
-// lost) or a call was abandoned at its deadline (adbcerr.Abandoned: the
+// lost) or a call was abandoned when its context ended (adbcerr.Abandoned: the
 // connection answers nothing else until the driver returns), so that
 // database/sql discards it instead of handing it to the next query.
 func (c *conn) outcome(err *error) {
