@@ -1092,3 +1092,29 @@ func TestSQLiteDriverDirectly(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// Rows of a fast stream stop when their context ends, as database/sql
+// promises: no row whose Next began after the cancel, Err wraps
+// context.Canceled. (SQLite's driver cannot cancel: what stops the read
+// is the manager, not the database.)
+func TestSQLiteCancelStopsRows(t *testing.T) {
+	db := openSQLite(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	rows, err := db.QueryContext(ctx, "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c) SELECT x FROM c LIMIT 50000000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		t.Fatalf("the first row: %v", rows.Err())
+	}
+	cancel()
+	n := 0
+	for rows.Next() {
+		n++
+	}
+	if err := rows.Err(); n > 0 || !errors.Is(err, context.Canceled) {
+		t.Errorf("%d rows after the cancel, Err() = %v; want none and context.Canceled", n, err)
+	}
+}

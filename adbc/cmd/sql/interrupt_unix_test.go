@@ -3,9 +3,11 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"os/exec"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -45,3 +47,43 @@ func TestInterrupt(t *testing.T) {
 		}
 	}
 }
+
+// Ctrl-C on a query that streams (50M rows, printed): one SIGINT stops the
+// read at once, whatever the driver does with a cancel; the command says
+// it was cancelled, exits with 130, and prints no count of rows as if the
+// result were complete.
+func TestInterruptStream(t *testing.T) {
+	args, _ := json.Marshal([]string{"--driver", sqliteDriver(t), "--progress=false",
+		"WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c) SELECT x FROM c LIMIT 50000000"})
+	cmd := selfexec.Command([]string{mainEnv + "=" + string(args)})
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	time.Sleep(time.Second) // the command is reading the stream
+	sent := time.Now()
+	cmd.Process.Signal(syscall.SIGINT)
+	select {
+	case err := <-done:
+		t.Logf("exited %v after the SIGINT", time.Since(sent).Round(time.Millisecond))
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != exitInterrupted {
+			t.Errorf("%v; want exit status %d (stderr %q)", err, exitInterrupted, stderr.String())
+		}
+	case <-time.After(15 * time.Second):
+		cmd.Process.Kill()
+		<-done
+		t.Fatal("the command went on reading after the SIGINT")
+	}
+	if !strings.Contains(stderr.String(), "canceled") || strings.Contains(stderr.String(), "deadline") {
+		t.Errorf("stderr %q does not say the query was cancelled", stderr.String())
+	}
+	if strings.Contains(stdout.String(), "more rows") || strings.Contains(stderr.String(), "rows in") {
+		t.Errorf("a cancelled result reported as complete: stdout ends %q, stderr %q", tail(stdout.String()), stderr.String())
+	}
+}
+
+func tail(s string) string { return s[max(0, len(s)-200):] }

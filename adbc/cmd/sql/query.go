@@ -73,14 +73,16 @@ func (c *config) run(ctx context.Context, stdout, stderr io.Writer) error {
 		rec := rdr.RecordBatch()
 		rows += rec.NumRows()
 		if err := sink.write(rec); err != nil {
-			sink.close()
+			sink.abort()
 			return err
 		}
 		p.update(rows)
 	}
 	p.done()
 	if err := rdr.Err(); err != nil {
-		sink.close()
+		// Cancelled or failed midway: what was read is shown, and nothing
+		// says the result was complete (no count of rows).
+		sink.abort()
 		return err
 	}
 	if err := sink.close(); err != nil {
@@ -97,10 +99,12 @@ func (c *config) run(ctx context.Context, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// A batchSink takes the batches of the result in order.
+// A batchSink takes the batches of the result in order; close ends a
+// complete result, abort one that failed midway.
 type batchSink interface {
 	write(arrow.RecordBatch) error
 	close() error
+	abort()
 }
 
 // tableSink prints the first limit rows as an aligned table, then how many
@@ -150,6 +154,9 @@ func cell(col arrow.Array, i int) string {
 	return strings.NewReplacer("\t", `\t`, "\n", `\n`, "\r", `\r`).Replace(s)
 }
 
+// abort prints the rows shown so far, and no count of those not shown.
+func (t *tableSink) abort() { t.tw.Flush() }
+
 func (t *tableSink) close() error {
 	err := t.tw.Flush()
 	if t.hidden > 0 {
@@ -188,6 +195,12 @@ func newFileSink(path string, sc *arrow.Schema) (*fileSink, error) {
 }
 
 func (s *fileSink) write(rec arrow.RecordBatch) error { return s.w.Write(rec) }
+
+// abort removes the file: a result cut short is no result.
+func (s *fileSink) abort() {
+	s.close()
+	os.Remove(s.f.Name())
+}
 
 func (s *fileSink) close() error {
 	err := s.w.Close()
