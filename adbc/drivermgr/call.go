@@ -9,7 +9,6 @@ import (
 	"github.com/purearrow/cdevice/adbc/adbcerr"
 	"github.com/purearrow/cdevice/adbc/internal/cabi"
 	"github.com/purearrow/cdevice/internal/ffi"
-	"github.com/purearrow/cdevice/internal/redact"
 )
 
 // cmem is C memory for a call's arguments and results: structs the driver
@@ -139,7 +138,7 @@ func (d *driver) result(what string, st adbc.Status, e *cabi.Error) error {
 	if st == adbc.StatusOK {
 		return nil
 	}
-	out := adbc.Error{Code: st, Msg: redact.String(ffi.GoString(e.Message))}
+	out := adbc.Error{Code: st, Msg: d.secrets.String(ffi.GoString(e.Message))}
 	if out.Msg == "" {
 		out.Msg = fmt.Sprintf("%s failed", what)
 	}

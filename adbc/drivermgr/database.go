@@ -3,6 +3,7 @@ package drivermgr
 import (
 	"context"
 	"errors"
+	"github.com/purearrow/cdevice/adbc/internal/redact"
 	"maps"
 	"slices"
 	"sync"
@@ -31,18 +32,26 @@ func (d Driver) NewDatabase(opts map[string]string) (adbc.Database, error) {
 // package documentation), creates a database of it with the other options
 // set, and initializes it. The *Database it returns is an adbc.Database
 // and adbc.GetSetOptions.
+//
+// The credentials among the options (a uri's password, a password-like
+// option's value, the same in a connection profile, and those of later
+// SetOptions) are masked in every error the database, its connections and
+// their statements return; nothing else of a driver's message is.
 func (Driver) NewDatabaseWithContext(_ context.Context, opts map[string]string) (adbc.Database, error) {
-	q, err := newRequest(opts)
+	secrets := &redact.Secrets{}
+	secrets.Options(opts)
+	q, err := newRequest(opts, secrets)
 	if err != nil {
-		return nil, err
+		return nil, secrets.Error(err)
 	}
 	drv, err := load(q.loadRequest)
 	if err != nil {
 		if q.profile != "" {
 			err = within("connection profile "+q.profile+": ", err)
 		}
-		return nil, err
+		return nil, secrets.Error(err)
 	}
+	drv.secrets = secrets
 	db := &Database{drv: drv, conns: map[*connection]struct{}{}}
 	p, err := ffi.Calloc(unsafe.Sizeof(cabi.Handle{}))
 	if err != nil {
@@ -117,6 +126,7 @@ func (db *Database) SetOptions(opts map[string]string) error {
 	if db.connOpts == nil {
 		db.connOpts = map[string]string{}
 	}
+	db.drv.secrets.Options(opts)
 	maps.Copy(db.connOpts, opts)
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/purearrow/cdevice/abi"
+	"github.com/purearrow/cdevice/adbc/internal/redact"
 	"sync/atomic"
 	"unsafe"
 
@@ -28,6 +29,9 @@ type driver struct {
 	// refs: the database and its open connections; the last to go
 	// releases the driver.
 	refs atomic.Int32
+	// secrets: the credentials the user gave its database (options,
+	// profile, later SetOptions), masked in every message of the driver's.
+	secrets *redact.Secrets
 }
 
 // initDriver calls the entry point init of the library at path: ADBC

@@ -13,7 +13,6 @@ import (
 	"github.com/apache/arrow-adbc/go/adbc"
 	"github.com/purearrow/cdevice/adbc/adbcerr"
 	"github.com/purearrow/cdevice/internal/ffi"
-	"github.com/purearrow/cdevice/internal/redact"
 	"github.com/purearrow/cdevice/internal/regular"
 )
 
@@ -72,11 +71,10 @@ func (e *loadError) Unwrap() []error {
 	return errs
 }
 
-// loadErr is the one way a loading error is made: a driver option may be
-// a connection string with a password, so its text and its cause's are
-// masked (redact).
+// loadErr is the one way a loading error is made. (A driver option may be
+// a connection string with a password: NewDatabase masks what it returns.)
 func loadErr(st adbc.Status, cause error, format string, args ...any) error {
-	return &loadError{err: adbcerr.New(st, redact.String(fmt.Sprintf(format, args...))), cause: redact.Error(cause)}
+	return &loadError{err: adbcerr.New(st, fmt.Sprintf(format, args...)), cause: cause}
 }
 
 // load resolves r.driver to a library and entry point, as the ADBC driver
@@ -170,7 +168,7 @@ func openManifest(path, entrypoint string) (*driver, error) {
 // adbc.Error with prefix before the message, still wrapping err.
 func within(prefix string, err error) error {
 	e := asAdbc(err)
-	e.Msg = redact.String(prefix + e.Msg)
+	e.Msg = prefix + e.Msg
 	return &loadError{err: adbcerr.Wrap(e), cause: err}
 }
 

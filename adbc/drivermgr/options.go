@@ -60,6 +60,7 @@ type holder interface {
 
 // SetOption sets a string option (the driver's SetOption).
 func (o options) SetOption(key, value string) error {
+	o.d.secrets.Option(key, value)
 	return o.in.with(func(m *cmem) error {
 		return o.d.callIn(m, o.o.what+"SetOption", o.o.set, o.h, m.str(key), m.str(value))
 	})
@@ -67,6 +68,7 @@ func (o options) SetOption(key, value string) error {
 
 // SetOptionBytes sets a bytes option (ADBC 1.1).
 func (o options) SetOptionBytes(key string, value []byte) error {
+	o.d.secrets.Option(key, string(value))
 	return o.in.with(func(m *cmem) error {
 		return o.d.callIn(m, o.o.what+"SetOptionBytes", o.o.setBytes, o.h, m.str(key), m.bytes(value), uintptr(len(value)))
 	})

@@ -13,7 +13,6 @@ import (
 	"github.com/purearrow/cdevice/adbc/adbcerr"
 	"github.com/purearrow/cdevice/adbc/internal/cabi"
 	"github.com/purearrow/cdevice/internal/ffi"
-	"github.com/purearrow/cdevice/internal/redact"
 	"github.com/purearrow/cdevice/stream"
 )
 
@@ -161,7 +160,7 @@ func (rd *reader) adbcErr(err error) error {
 		return err
 	}
 	ce := (*cabi.Error)(abi.Pointer(e))
-	out := adbc.Error{Code: code, Msg: redact.String(ffi.GoString(ce.Message)), SqlState: ce.SQLState}
+	out := adbc.Error{Code: code, Msg: d.secrets.String(ffi.GoString(ce.Message)), SqlState: ce.SQLState}
 	if ce.VendorCode != cabi.ErrorVendorCodePrivateData {
 		out.VendorCode = ce.VendorCode
 	}

@@ -1,9 +1,12 @@
 package drivermgr_test
 
 import (
+	"context"
+	"errors"
 	"strings"
 	"testing"
 
+	"github.com/apache/arrow-adbc/go/adbc"
 	"github.com/purearrow/cdevice/adbc/drivermgr"
 )
 
@@ -78,6 +81,112 @@ func TestPasswordsAreMasked(t *testing.T) {
 			}
 			wantNoSecret(t, c.name, err)
 			t.Logf("%v", err)
+		})
+	}
+}
+
+// A password given in each way (a uri's userinfo, a password option, a
+// token-like option, a profile's value interpolated from the environment,
+// a later SetOption) never appears in an error, even where the driver
+// echoes it; and what the user wrote that is not a credential (a query
+// whose words look like one) arrives as the driver wrote it.
+func TestOnlySecretsAreMasked(t *testing.T) {
+	d := newDouble(t)
+	e := &mfEnv{t: t, root: t.TempDir()}
+	t.Setenv("CDEVICE_TEST_PROFILE_SECRET", secret+"-env")
+	prof := e.profile("p.toml", d.path, `uri = "postgresql://app:{{ env_var(CDEVICE_TEST_PROFILE_SECRET) }}@h/db"
+`)
+	for _, c := range []struct {
+		name, given string
+		opts        map[string]string
+	}{
+		{"a uri's password", secret, map[string]string{"uri": "postgresql://alice:" + secret + "@h/db"}},
+		{"a password option", secret, map[string]string{"password": secret}},
+		{"a token option", secret, map[string]string{"adbc.flight.sql.authorization_token": secret}},
+		{"a profile's interpolated value", secret + "-env", map[string]string{"profile": prof, "driver": ""}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			db, cn, st := d.session(t, c.opts)
+			defer closeAll(t, db, cn, st)
+			// The double's syntax error echoes the query.
+			for _, q := range []string{"SELECT '" + c.given + "' AS leak", "x " + c.given} {
+				if err := st.SetSqlQuery(q); err != nil {
+					t.Fatal(err)
+				}
+				_, _, err := st.ExecuteQuery(context.Background())
+				if err == nil || strings.Contains(err.Error(), c.given) || !strings.Contains(err.Error(), "***") {
+					t.Errorf("a query holding the credential: %v; want it masked", err)
+				}
+				var ae adbc.Error
+				if !errors.As(err, &ae) || strings.Contains(ae.Msg, c.given) {
+					t.Errorf("its adbc.Error: %q", ae.Msg)
+				}
+			}
+			for _, q := range []string{`SELECT 'abc`, `SELECT @`, `token: "x" password=hunter2 postgresql://bob:other@h`} {
+				if err := st.SetSqlQuery(q); err != nil {
+					t.Fatal(err)
+				}
+				_, _, err := st.ExecuteQuery(context.Background())
+				if want := "double: syntax error: " + q; err == nil || !strings.Contains(err.Error(), want) {
+					t.Errorf("%v; want the driver's message verbatim: %q", err, want)
+				}
+			}
+		})
+	}
+	t.Run("a later SetOption", func(t *testing.T) {
+		db, cn, st := d.session(t, nil)
+		defer closeAll(t, db, cn, st)
+		if err := cn.(adbc.GetSetOptions).SetOption("password", secret); err != nil {
+			t.Fatal(err)
+		}
+		if err := st.SetSqlQuery("x " + secret); err != nil {
+			t.Fatal(err)
+		}
+		_, _, err := st.ExecuteQuery(context.Background())
+		wantNoSecret(t, "after SetOption", err)
+	})
+}
+
+// Syntax errors from the three databases arrive as each wrote them: the
+// user's SQL quoted back is not taken for a credential.
+func TestSyntaxErrorsVerbatim(t *testing.T) {
+	for _, db := range []struct {
+		name string
+		opts func(*testing.T) map[string]string
+		want map[string]string // query: what the message must hold
+	}{
+		{"sqlite", scSQLiteOptions, map[string]string{`SELECT 'abc`: `unrecognized token: "'abc"`, `SELECT @`: `unrecognized token: "@"`}},
+		{"postgresql", scPostgresOptions, map[string]string{`SELECT 'abc`: `unterminated quoted string at or near "'abc"`, `SELECT password FROM token`: `relation "token" does not exist`}},
+		{"duckdb", scDuckDBOptions, map[string]string{`SELECT 'abc`: `unterminated quoted string at or near "'abc"`, `SELECT password FROM token`: `Table with name token does not exist`}},
+	} {
+		t.Run(db.name, func(t *testing.T) {
+			d, err := drivermgr.Driver{}.NewDatabase(db.opts(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer d.Close()
+			cn, err := d.Open(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cn.Close()
+			for q, want := range db.want {
+				st, err := cn.NewStatement()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err = st.SetSqlQuery(q); err == nil {
+					var r interface{ Release() }
+					r, _, err = st.ExecuteQuery(context.Background())
+					if err == nil {
+						r.Release()
+					}
+				}
+				st.Close()
+				if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "***") {
+					t.Errorf("%s: %v; want %q verbatim", q, err, want)
+				}
+			}
 		})
 	}
 }

@@ -2,6 +2,7 @@ package drivermgr
 
 import (
 	"fmt"
+	"github.com/purearrow/cdevice/adbc/internal/redact"
 	"path/filepath"
 	"strings"
 
@@ -30,7 +31,8 @@ type request struct {
 // and finds the driver: the "driver" option (split as driverURI says when
 // it has a colon: driver:uri, scheme://...), else the profile's, else the
 // uri's part before its first colon (the whole uri where it has none).
-func newRequest(opts map[string]string) (*request, error) {
+// The credentials of a profile's options are added to secrets.
+func newRequest(opts map[string]string, secrets *redact.Secrets) (*request, error) {
 	q := &request{loadRequest: loadRequest{flags: LoadFlagsDefault}, opts: map[string]string{}}
 	var profileName string
 	var profileFrom, profilePaths []string
@@ -71,7 +73,7 @@ func newRequest(opts map[string]string) (*request, error) {
 		return nil, loadErr(adbc.StatusInvalidArgument, nil, "more than one connection profile (%s): name one", strings.Join(profileFrom, ", "))
 	}
 	if profileName != "" {
-		if err := q.merge(profileName, profilePaths); err != nil {
+		if err := q.merge(profileName, profilePaths, secrets); err != nil {
 			return nil, err
 		}
 		if strings.HasPrefix(q.driver, profileScheme) || strings.HasPrefix(q.opts[OptionURI], profileScheme) {
@@ -93,8 +95,8 @@ func newRequest(opts map[string]string) (*request, error) {
 
 // merge reads the profile name names and merges it into q: its driver,
 // unless q names another (an error), and its options not set already,
-// string values interpolated.
-func (q *request) merge(name string, paths []string) error {
+// string values interpolated, their credentials added to secrets.
+func (q *request) merge(name string, paths []string, secrets *redact.Secrets) error {
 	p, err := findProfile(name, paths)
 	if err != nil {
 		return err
@@ -112,6 +114,7 @@ func (q *request) merge(name string, paths []string) error {
 		if err != nil {
 			return loadErr(adbc.StatusInvalidArgument, err, "connection profile %s: %v", p.path, err)
 		}
+		secrets.Option(k, v)
 		if _, set := q.opts[k]; !set {
 			q.opts[k] = v
 		}

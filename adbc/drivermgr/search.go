@@ -1,6 +1,7 @@
 package drivermgr
 
 import (
+	"github.com/purearrow/cdevice/adbc/internal/redact"
 	"os"
 	"path/filepath"
 	"slices"
@@ -99,9 +100,11 @@ type SearchPlace struct {
 // driver named without a path is looked for, and the drivers each holds.
 // After them, the system's loader is asked for the library of the name.
 func SearchPlaces(opts map[string]string) ([]SearchPlace, error) {
-	q, err := newRequest(opts)
+	secrets := &redact.Secrets{}
+	secrets.Options(opts)
+	q, err := newRequest(opts, secrets)
 	if err != nil {
-		return nil, err
+		return nil, secrets.Error(err)
 	}
 	var out []SearchPlace
 	for _, p := range searchPlaces(q.loadRequest) {

@@ -23,7 +23,7 @@ import (
 	"os/signal"
 	"strings"
 
-	"github.com/purearrow/cdevice/internal/redact"
+	"github.com/purearrow/cdevice/adbc/internal/redact"
 )
 
 func main() {
@@ -80,8 +80,9 @@ func (o options) Set(s string) error {
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	term := isTerminal(stderr)
 	// Whatever reaches stderr (errors, usage, a flag's value) may echo a
-	// connection string: its passwords are masked.
-	stderr = redact.Writer(stderr)
+	// connection string: the credentials the flags give are masked.
+	secrets := &redact.Secrets{}
+	stderr = secrets.Writer(stderr)
 	fs := flag.NewFlagSet("sql", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var c config
@@ -100,6 +101,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "       sql --list-drivers [-o key=value]...")
 		fs.PrintDefaults()
 	}
+	learnFlags(fs, args, secrets)
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -124,4 +126,31 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// learnFlags adds to secrets the credentials the flags among args give
+// (--uri=postgresql://u:pw@h, -o password=pw, a flag's value after it),
+// before they are parsed: a parsing error may echo one. The query is not
+// looked into.
+func learnFlags(fs *flag.FlagSet, args []string, secrets *redact.Secrets) {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			return
+		}
+		if len(a) < 2 || a[0] != '-' {
+			continue
+		}
+		secrets.Text(a)
+		name := strings.TrimLeft(a, "-")
+		if strings.Contains(name, "=") {
+			continue
+		}
+		if f := fs.Lookup(name); f != nil && i+1 < len(args) {
+			if b, ok := f.Value.(interface{ IsBoolFlag() bool }); !ok || !b.IsBoolFlag() {
+				i++
+				secrets.Text(args[i])
+			}
+		}
+	}
 }

@@ -193,3 +193,15 @@ func TestListDrivers(t *testing.T) {
 		t.Errorf("--list-drivers printed:\n%s", out)
 	}
 }
+
+// A database's message about the user's SQL reaches stderr as the
+// database wrote it, even beside a password given on the command line.
+func TestSQLErrorVerbatim(t *testing.T) {
+	for _, q := range []string{`SELECT 'abc`, `SELECT @`} {
+		code, _, errOut := runSQL(t, "--driver", sqliteDriver(t), "--uri", "file:"+filepath.Join(t.TempDir(), "v.db")+"?password=S3cretPW", q)
+		want := `unrecognized token: "` + strings.TrimPrefix(q, "SELECT ") + `"`
+		if code != 1 || !strings.Contains(errOut, want) {
+			t.Errorf("%s: exit %d, stderr %q; want %q", q, code, errOut, want)
+		}
+	}
+}
