@@ -106,8 +106,15 @@ func load(r loadRequest) (*driver, error) {
 			if _, err := os.Stat(name + ".toml"); err == nil {
 				return openManifest(name+".toml", r.entrypoint)
 			}
-			if fi, err := os.Stat(name); err == nil && fi.Mode().IsRegular() {
+			fi, err := os.Stat(name)
+			if err == nil && fi.Mode().IsRegular() {
 				return open(name, r.entrypoint) // a library named without its extension
+			}
+			if _, lerr := os.Stat(name + libraryExt); lerr != nil {
+				if err == nil && fi.IsDir() {
+					return nil, notLibrary(name)
+				}
+				return nil, loadErr(adbc.StatusNotFound, lerr, "driver %q: no such file: no %s, %s.toml or %s%s", name, name, name, name, libraryExt)
 			}
 			return open(name+libraryExt, r.entrypoint)
 		}
@@ -181,6 +188,9 @@ func isPath(name string) bool {
 // point: entry, or else the name derived from the library's file name
 // (libadbc_driver_sqlite.so: AdbcDriverSqliteInit), then AdbcDriverInit.
 func open(path, entry string) (*driver, error) {
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return nil, notLibrary(path)
+	}
 	if err := refuseGo(path); err != nil {
 		return nil, err
 	}
@@ -189,6 +199,9 @@ func open(path, entry string) (*driver, error) {
 		st := adbc.StatusInternal
 		if errors.Is(err, ffi.ErrLibraryNotFound) {
 			st = adbc.StatusNotFound
+		}
+		if info, ok := readLibrary(path); ok && info.foreign() != "" {
+			return nil, loadErr(adbc.StatusInvalidArgument, err, "driver %s is %s: %v", path, info.foreign(), err)
 		}
 		return nil, loadErr(st, err, "driver %s: %v", path, err)
 	}
@@ -207,9 +220,23 @@ func open(path, entry string) (*driver, error) {
 		}
 	}
 	// "dlsym(X) failed: ...: undefined symbol: X" as Arrow's C manager says
-	// it, for programs that look for its words.
-	return nil, loadErr(adbc.StatusInternal, nil, "dlsym(%s) failed: driver %s has no entry point %s: undefined symbol: %s (set %q)",
-		names[0], path, strings.Join(names, " or "), names[0], OptionEntrypoint)
+	// it, for programs that look for its words; then what the library
+	// exports that looks like an entry point.
+	hint := fmt.Sprintf("set %q to its entry point", OptionEntrypoint)
+	if info, ok := readLibrary(l.Path()); ok {
+		if eps := info.entryPoints(); len(eps) > 0 {
+			hint = fmt.Sprintf("it exports %s: set %s=%s", strings.Join(eps, ", "), OptionEntrypoint, eps[0])
+		} else {
+			hint = fmt.Sprintf("it exports no ADBC entry point (no Adbc...Init, ..._adbc_init): is it an ADBC driver? Else set %q", OptionEntrypoint)
+		}
+	}
+	return nil, loadErr(adbc.StatusInternal, nil, "dlsym(%s) failed: driver %s has no entry point %s: undefined symbol: %s (%s)",
+		names[0], path, strings.Join(names, " or "), names[0], hint)
+}
+
+// notLibrary is the error of a driver path that is a directory.
+func notLibrary(path string) error {
+	return loadErr(adbc.StatusInvalidArgument, nil, "driver %q is a directory, not a driver's library or manifest", path)
 }
 
 // asAdbc is err's adbc.Error.

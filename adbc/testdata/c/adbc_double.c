@@ -2130,6 +2130,12 @@ EXPORT AdbcStatusCode AdbcDriverInit(int version, void *driver, struct AdbcError
 	return driver_init("AdbcDriverInit", version, driver, error);
 }
 
+/* An entry point named as DuckDB names its own (duckdb_adbc_init). */
+EXPORT AdbcStatusCode double_adbc_init(int version, void *driver, struct AdbcError *error)
+{
+	return driver_init("double_adbc_init", version, driver, error);
+}
+
 /* The entry point Arrow's driver manager derives from libadbc_driver_double.so. */
 EXPORT AdbcStatusCode AdbcDriverDoubleInit(int version, void *driver, struct AdbcError *error)
 {
