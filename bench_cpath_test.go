@@ -37,7 +37,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/purearrow/cdevice"
 	"github.com/purearrow/cdevice/abi"
-	"github.com/purearrow/cdevice/internal/benchpeer"
+	"github.com/purearrow/cdevice/internal/testkit/benchpeer"
 )
 
 // tallRows is the length of the Tall benchmarks' one int64 column.

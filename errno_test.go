@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/purearrow/cdevice"
-	"github.com/purearrow/cdevice/internal/ctest"
+	"github.com/purearrow/cdevice/internal/testkit/ctest"
 	"github.com/purearrow/cdevice/internal/ffi"
 )
 

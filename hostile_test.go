@@ -15,8 +15,8 @@ import (
 
 	"github.com/purearrow/cdevice"
 	"github.com/purearrow/cdevice/abi"
-	"github.com/purearrow/cdevice/internal/ctest"
-	"github.com/purearrow/cdevice/internal/testsupport"
+	"github.com/purearrow/cdevice/internal/testkit/ctest"
+	"github.com/purearrow/cdevice/internal/testkit/testsupport"
 )
 
 func hxFn(t testing.TB, name string) func(args ...uintptr) uintptr {

@@ -16,7 +16,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/purearrow/cdevice"
 	"github.com/purearrow/cdevice/abi"
-	"github.com/purearrow/cdevice/internal/benchpeer"
+	"github.com/purearrow/cdevice/internal/testkit/benchpeer"
 )
 
 // importFromC imports a fresh C clone of tpl's batch.

@@ -3,7 +3,7 @@ package cdevice_test
 import (
 	"testing"
 
-	"github.com/purearrow/cdevice/internal/testsupport"
+	"github.com/purearrow/cdevice/internal/testkit/testsupport"
 )
 
 // TestMain fails the test binary if anything exported or imported across

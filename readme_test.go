@@ -1,7 +1,7 @@
 package cdevice_test
 
 import (
-	"github.com/purearrow/cdevice/internal/testsupport"
+	"github.com/purearrow/cdevice/internal/testkit/testsupport"
 	"os"
 	"os/exec"
 	"path/filepath"

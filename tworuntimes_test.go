@@ -16,9 +16,9 @@ import (
 	"github.com/purearrow/cdevice/abi"
 	"github.com/purearrow/cdevice/device"
 	"github.com/purearrow/cdevice/device/hip"
-	"github.com/purearrow/cdevice/internal/selfexec"
-	"github.com/purearrow/cdevice/internal/settle"
-	"github.com/purearrow/cdevice/internal/testsupport"
+	"github.com/purearrow/cdevice/internal/testkit/selfexec"
+	"github.com/purearrow/cdevice/internal/testkit/settle"
+	"github.com/purearrow/cdevice/internal/testkit/testsupport"
 )
 
 // Two real runtimes in one process: HIP (chipStar, itself a HIP on OpenCL)

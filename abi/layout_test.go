@@ -9,7 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/purearrow/cdevice/abi"
-	"github.com/purearrow/cdevice/internal/testsupport"
+	"github.com/purearrow/cdevice/internal/testkit/testsupport"
 )
 
 // layoutStructs maps the C struct names of the tsv to their Go mirrors.

@@ -9,11 +9,11 @@ import (
 	"github.com/purearrow/cdevice/async"
 	_ "github.com/purearrow/cdevice/device/cuda"
 	_ "github.com/purearrow/cdevice/device/hip"
-	"github.com/purearrow/cdevice/internal/gpurt/gpurttest"
+	"github.com/purearrow/cdevice/internal/testkit/gpurttest"
 	"github.com/purearrow/cdevice/internal/identity"
-	"github.com/purearrow/cdevice/internal/importtest"
+	"github.com/purearrow/cdevice/internal/testkit/importtest"
 	"github.com/purearrow/cdevice/internal/sample"
-	"github.com/purearrow/cdevice/internal/settle"
+	"github.com/purearrow/cdevice/internal/testkit/settle"
 )
 
 // TestAsyncCallBudget holds, on each runtime double, the Next that finds

@@ -18,8 +18,8 @@ import (
 	"github.com/purearrow/cdevice/abi"
 	"github.com/purearrow/cdevice/async"
 	"github.com/purearrow/cdevice/device"
-	"github.com/purearrow/cdevice/internal/settle"
-	"github.com/purearrow/cdevice/internal/testsupport"
+	"github.com/purearrow/cdevice/internal/testkit/settle"
+	"github.com/purearrow/cdevice/internal/testkit/testsupport"
 )
 
 // The shared gold-file and comparison helpers (internal/testsupport).

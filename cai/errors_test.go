@@ -10,8 +10,8 @@ import (
 	"github.com/purearrow/cdevice/abi"
 	"github.com/purearrow/cdevice/cai"
 	"github.com/purearrow/cdevice/device"
-	"github.com/purearrow/cdevice/internal/selfexec"
-	"github.com/purearrow/cdevice/internal/testsupport"
+	"github.com/purearrow/cdevice/internal/testkit/selfexec"
+	"github.com/purearrow/cdevice/internal/testkit/testsupport"
 )
 
 // TestErrorPaths drives every exported function of the package into

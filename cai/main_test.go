@@ -12,8 +12,8 @@ import (
 	"github.com/purearrow/cdevice/device"
 	"github.com/purearrow/cdevice/device/cuda"
 	"github.com/purearrow/cdevice/internal/ffi"
-	"github.com/purearrow/cdevice/internal/gpurt/gpurttest"
-	"github.com/purearrow/cdevice/internal/testsupport"
+	"github.com/purearrow/cdevice/internal/testkit/gpurttest"
+	"github.com/purearrow/cdevice/internal/testkit/testsupport"
 )
 
 // TestMain fails the test binary if anything is still held when all tests

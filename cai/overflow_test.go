@@ -11,7 +11,7 @@ import (
 
 	"github.com/purearrow/cdevice"
 	"github.com/purearrow/cdevice/cai"
-	"github.com/purearrow/cdevice/internal/testsupport"
+	"github.com/purearrow/cdevice/internal/testkit/testsupport"
 )
 
 // Strides whose span overflows int64 (in the data or in a mask, which is

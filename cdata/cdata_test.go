@@ -9,8 +9,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/arrio"
 	"github.com/purearrow/cdevice/abi"
 	"github.com/purearrow/cdevice/cdata"
-	"github.com/purearrow/cdevice/internal/cdatatest"
-	"github.com/purearrow/cdevice/internal/testsupport"
+	"github.com/purearrow/cdevice/internal/testkit/cdatatest"
+	"github.com/purearrow/cdevice/internal/testkit/testsupport"
 )
 
 // TestMain fails the test binary if anything exported or imported across

@@ -25,7 +25,7 @@ import (
 	acdata "github.com/apache/arrow-go/v18/arrow/cdata"
 	"github.com/purearrow/cdevice/abi"
 	"github.com/purearrow/cdevice/cdata"
-	"github.com/purearrow/cdevice/internal/cdatatest"
+	"github.com/purearrow/cdevice/internal/testkit/cdatatest"
 )
 
 // arrowGoAPI is arrow-go's cgo cdata package, in the form cdatatest.Run

@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/purearrow/cdevice/internal/testsupport"
+	"github.com/purearrow/cdevice/internal/testkit/testsupport"
 	"github.com/purearrow/cdevice/loader"
 )
 

@@ -15,7 +15,7 @@ import (
 
 	"github.com/purearrow/cdevice/abi"
 	"github.com/purearrow/cdevice/device"
-	"github.com/purearrow/cdevice/internal/selfexec"
+	"github.com/purearrow/cdevice/internal/testkit/selfexec"
 )
 
 func TestParseDeviceSpec(t *testing.T) {

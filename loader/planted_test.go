@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/purearrow/cdevice/internal/ctest"
+	"github.com/purearrow/cdevice/internal/testkit/ctest"
 )
 
 // noOverrides clears the variables that name a runtime or its folder, so

@@ -3,7 +3,7 @@ package tensor_test
 import (
 	"testing"
 
-	"github.com/purearrow/cdevice/internal/testsupport"
+	"github.com/purearrow/cdevice/internal/testkit/testsupport"
 )
 
 // TestMain fails the test binary if anything is still held across the C

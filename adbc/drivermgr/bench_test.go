@@ -12,9 +12,9 @@ import (
 	"github.com/purearrow/cdevice/abi"
 	"github.com/purearrow/cdevice/adbc/drivermgr"
 	"github.com/purearrow/cdevice/adbc/internal/cabi"
-	"github.com/purearrow/cdevice/internal/ctest"
+	"github.com/purearrow/cdevice/internal/testkit/ctest"
 	"github.com/purearrow/cdevice/internal/ffi"
-	"github.com/purearrow/cdevice/internal/testsupport"
+	"github.com/purearrow/cdevice/internal/testkit/testsupport"
 )
 
 // BenchmarkSelect1 is the per-query overhead: "SELECT 1" on SQLite (in

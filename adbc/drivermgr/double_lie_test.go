@@ -10,7 +10,7 @@ import (
 	"github.com/apache/arrow-adbc/go/adbc"
 	"github.com/purearrow/cdevice"
 	"github.com/purearrow/cdevice/adbc/adbcerr"
-	"github.com/purearrow/cdevice/internal/testsupport"
+	"github.com/purearrow/cdevice/internal/testkit/testsupport"
 )
 
 // (d) Lying result streams are held to the import checks of every stream:

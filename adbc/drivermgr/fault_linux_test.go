@@ -20,8 +20,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/purearrow/cdevice/adbc/adbcerr"
 	"github.com/purearrow/cdevice/adbc/drivermgr"
-	"github.com/purearrow/cdevice/adbc/internal/adbctest"
-	"github.com/purearrow/cdevice/internal/settle"
+	"github.com/purearrow/cdevice/internal/testkit/adbctest"
+	"github.com/purearrow/cdevice/internal/testkit/settle"
 )
 
 // faultRows is the size of the query a fault cuts short (read until

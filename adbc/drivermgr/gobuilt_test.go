@@ -16,7 +16,7 @@ import (
 
 	"github.com/apache/arrow-adbc/go/adbc"
 	"github.com/purearrow/cdevice/adbc/drivermgr"
-	"github.com/purearrow/cdevice/internal/testsupport"
+	"github.com/purearrow/cdevice/internal/testkit/testsupport"
 )
 
 // A Go program written as an ADBC driver (arrow-adbc's go/adbc/pkg/<name>,

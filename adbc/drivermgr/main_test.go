@@ -3,8 +3,8 @@ package drivermgr_test
 import (
 	"testing"
 
-	"github.com/purearrow/cdevice/adbc/internal/adbctest"
-	"github.com/purearrow/cdevice/internal/testsupport"
+	"github.com/purearrow/cdevice/internal/testkit/adbctest"
+	"github.com/purearrow/cdevice/internal/testkit/testsupport"
 )
 
 // TestMain fails the test binary if anything is still held across the C

@@ -14,8 +14,8 @@ import (
 
 	"github.com/apache/arrow-adbc/go/adbc"
 	"github.com/purearrow/cdevice/adbc/drivermgr"
-	"github.com/purearrow/cdevice/internal/ctest"
-	"github.com/purearrow/cdevice/internal/selfexec"
+	"github.com/purearrow/cdevice/internal/testkit/ctest"
+	"github.com/purearrow/cdevice/internal/testkit/selfexec"
 )
 
 // plantedChildEnv marks the child process of the planted-driver tests; its

@@ -35,9 +35,9 @@ import (
 	"github.com/purearrow/cdevice"
 	"github.com/purearrow/cdevice/adbc/adbcerr"
 	"github.com/purearrow/cdevice/adbc/drivermgr"
-	"github.com/purearrow/cdevice/adbc/internal/adbctest"
-	"github.com/purearrow/cdevice/internal/selfexec"
-	"github.com/purearrow/cdevice/internal/settle"
+	"github.com/purearrow/cdevice/internal/testkit/adbctest"
+	"github.com/purearrow/cdevice/internal/testkit/selfexec"
+	"github.com/purearrow/cdevice/internal/testkit/settle"
 )
 
 // scDriver is one driver's row: how to reach it, and every way it differs

@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/purearrow/cdevice/adbc/adbcerr"
-	"github.com/purearrow/cdevice/adbc/internal/adbctest"
+	"github.com/purearrow/cdevice/internal/testkit/adbctest"
 	"github.com/purearrow/cdevice/adbc/sqldriver"
-	"github.com/purearrow/cdevice/internal/settle"
+	"github.com/purearrow/cdevice/internal/testkit/settle"
 )
 
 // openOwnPG starts a PostgreSQL server of t's own and opens a database/sql

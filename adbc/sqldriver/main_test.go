@@ -6,9 +6,9 @@ import (
 	"testing"
 
 	"github.com/purearrow/cdevice/adbc/drivermgr"
-	"github.com/purearrow/cdevice/adbc/internal/adbctest"
+	"github.com/purearrow/cdevice/internal/testkit/adbctest"
 	"github.com/purearrow/cdevice/adbc/sqldriver"
-	"github.com/purearrow/cdevice/internal/testsupport"
+	"github.com/purearrow/cdevice/internal/testkit/testsupport"
 )
 
 // TestMain fails the test binary if anything is still held across the C

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/purearrow/cdevice/adbc/adbcerr"
-	"github.com/purearrow/cdevice/adbc/internal/adbctest"
+	"github.com/purearrow/cdevice/internal/testkit/adbctest"
 )
 
 // An empty BLOB is an empty []byte, not nil: nil is NULL's.

@@ -15,7 +15,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/purearrow/cdevice/internal/testsupport"
+	"github.com/purearrow/cdevice/internal/testkit/testsupport"
 )
 
 // corruptCases are the gold cases whose files TestInspectCorruptFiles

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/purearrow/cdevice/internal/ctest"
+	"github.com/purearrow/cdevice/internal/testkit/ctest"
 )
 
 // A GPU node with the NVIDIA driver but no CUDA toolkit has libcuda and

@@ -10,9 +10,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/purearrow/cdevice/internal/ctest"
-	"github.com/purearrow/cdevice/internal/selfexec"
-	"github.com/purearrow/cdevice/internal/testsupport"
+	"github.com/purearrow/cdevice/internal/testkit/ctest"
+	"github.com/purearrow/cdevice/internal/testkit/selfexec"
+	"github.com/purearrow/cdevice/internal/testkit/testsupport"
 )
 
 // The tests run the command as a user would, as a child process: this test

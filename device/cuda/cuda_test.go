@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/purearrow/cdevice/device/cuda"
-	"github.com/purearrow/cdevice/internal/gpurt/gpurttest"
+	"github.com/purearrow/cdevice/internal/testkit/gpurttest"
 )
 
 // eachAPI runs f on the runtime API and on the driver API, each on its

@@ -2,7 +2,7 @@ package cuda
 
 import (
 	"github.com/purearrow/cdevice/internal/gpurt"
-	"github.com/purearrow/cdevice/internal/gpurt/gpurttest"
+	"github.com/purearrow/cdevice/internal/testkit/gpurttest"
 )
 
 // Runtime is what internal/gpurt's shared tests need to know of CUDA.

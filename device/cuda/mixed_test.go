@@ -14,7 +14,7 @@ import (
 	"github.com/purearrow/cdevice/device"
 	"github.com/purearrow/cdevice/device/cuda"
 	"github.com/purearrow/cdevice/internal/ffi"
-	"github.com/purearrow/cdevice/internal/gpurt/gpurttest"
+	"github.com/purearrow/cdevice/internal/testkit/gpurttest"
 )
 
 // A CUevent is a cudaEvent_t and a CUstream a cudaStream_t: an array

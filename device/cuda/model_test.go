@@ -10,9 +10,9 @@ import (
 	cdevice "github.com/purearrow/cdevice"
 	"github.com/purearrow/cdevice/abi"
 	"github.com/purearrow/cdevice/device/cuda"
-	"github.com/purearrow/cdevice/internal/ctest"
-	"github.com/purearrow/cdevice/internal/gpurt/gpurttest"
-	"github.com/purearrow/cdevice/internal/importtest"
+	"github.com/purearrow/cdevice/internal/testkit/ctest"
+	"github.com/purearrow/cdevice/internal/testkit/gpurttest"
+	"github.com/purearrow/cdevice/internal/testkit/importtest"
 	"github.com/purearrow/cdevice/internal/sample"
 	"github.com/purearrow/cdevice/stream"
 )

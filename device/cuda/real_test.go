@@ -7,9 +7,9 @@ import (
 	"testing"
 
 	"github.com/purearrow/cdevice/device/cuda"
-	"github.com/purearrow/cdevice/internal/ctest"
-	"github.com/purearrow/cdevice/internal/gpurt/gpurttest"
-	"github.com/purearrow/cdevice/internal/selfexec"
+	"github.com/purearrow/cdevice/internal/testkit/ctest"
+	"github.com/purearrow/cdevice/internal/testkit/gpurttest"
+	"github.com/purearrow/cdevice/internal/testkit/selfexec"
 )
 
 // Tests named Real use the libraries a GPU machine has (a real libcudart

@@ -6,9 +6,9 @@ import (
 	"testing"
 
 	"github.com/purearrow/cdevice/device/hip"
-	"github.com/purearrow/cdevice/internal/ctest"
-	"github.com/purearrow/cdevice/internal/gpurt/gpurttest"
-	"github.com/purearrow/cdevice/internal/selfexec"
+	"github.com/purearrow/cdevice/internal/testkit/ctest"
+	"github.com/purearrow/cdevice/internal/testkit/gpurttest"
+	"github.com/purearrow/cdevice/internal/testkit/selfexec"
 )
 
 // The benchmarks named Real run on the HIP runtime this machine has (a

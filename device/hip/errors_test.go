@@ -4,8 +4,8 @@ import (
 	"testing"
 
 	"github.com/purearrow/cdevice/device/hip"
-	"github.com/purearrow/cdevice/internal/gpurt/gpurttest"
-	"github.com/purearrow/cdevice/internal/testsupport"
+	"github.com/purearrow/cdevice/internal/testkit/gpurttest"
+	"github.com/purearrow/cdevice/internal/testkit/testsupport"
 )
 
 // TestErrorPaths drives the backend, devices, streams and events into

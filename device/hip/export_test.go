@@ -1,6 +1,6 @@
 package hip
 
-import "github.com/purearrow/cdevice/internal/gpurt/gpurttest"
+import "github.com/purearrow/cdevice/internal/testkit/gpurttest"
 
 // Runtime is what internal/gpurt's shared tests need to know of HIP; its
 // test double is the CUDA one with HIP's names (testdata/c/fakehip.c).

@@ -3,7 +3,7 @@ package opencl_test
 import (
 	"testing"
 
-	"github.com/purearrow/cdevice/internal/importtest"
+	"github.com/purearrow/cdevice/internal/testkit/importtest"
 )
 
 // A C producer's device batches imported on the OpenCL runtime (PoCL in

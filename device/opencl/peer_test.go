@@ -10,7 +10,7 @@ import (
 
 	"github.com/purearrow/cdevice/device"
 	"github.com/purearrow/cdevice/device/opencl"
-	"github.com/purearrow/cdevice/internal/ctest"
+	"github.com/purearrow/cdevice/internal/testkit/ctest"
 	"github.com/purearrow/cdevice/internal/ffi"
 )
 

@@ -7,10 +7,10 @@ import (
 
 	"github.com/ebitengine/purego"
 	"github.com/purearrow/cdevice/abi"
-	"github.com/purearrow/cdevice/internal/ctest"
+	"github.com/purearrow/cdevice/internal/testkit/ctest"
 )
 
-// cPeer is testdata/c/peer.c, compiled when the tests run (internal/ctest)
+// cPeer is testdata/c/peer.c, compiled when the tests run (internal/testkit/ctest)
 // and loaded with purego (no cgo): a C producer and a C consumer of
 // ArrowDeviceArrayStreams.
 type cPeer struct {

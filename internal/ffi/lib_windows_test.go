@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/purearrow/cdevice/internal/ctest"
+	"github.com/purearrow/cdevice/internal/testkit/ctest"
 	"github.com/purearrow/cdevice/internal/ffi"
 )
 

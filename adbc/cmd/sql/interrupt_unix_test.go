@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/purearrow/cdevice/internal/selfexec"
+	"github.com/purearrow/cdevice/internal/testkit/selfexec"
 )
 
 // Ctrl-C on a query that Arrow's SQLite driver cannot cancel (a count that

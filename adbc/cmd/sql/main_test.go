@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/ipc"
-	"github.com/purearrow/cdevice/adbc/internal/adbctest"
-	"github.com/purearrow/cdevice/internal/testsupport"
+	"github.com/purearrow/cdevice/internal/testkit/adbctest"
+	"github.com/purearrow/cdevice/internal/testkit/testsupport"
 )
 
 // TestMain is the tests', or, with mainEnv set, the command itself run

@@ -16,7 +16,7 @@ import (
 
 	"github.com/purearrow/cdevice/device"
 	"github.com/purearrow/cdevice/internal/gpurt"
-	"github.com/purearrow/cdevice/internal/importtest"
+	"github.com/purearrow/cdevice/internal/testkit/importtest"
 )
 
 // Tests on the runtime rt.Real finds (a real one, or whatever the

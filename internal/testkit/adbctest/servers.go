@@ -8,8 +8,8 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/purearrow/cdevice/internal/ctest"
-	"github.com/purearrow/cdevice/internal/testsupport"
+	"github.com/purearrow/cdevice/internal/testkit/ctest"
+	"github.com/purearrow/cdevice/internal/testkit/testsupport"
 )
 
 // PostgresURI is the driver URI of the PostgreSQL server the tests share:

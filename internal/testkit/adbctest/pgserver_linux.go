@@ -13,9 +13,9 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-adbc/go/adbc"
-	"github.com/purearrow/cdevice/internal/ctest"
-	"github.com/purearrow/cdevice/internal/settle"
-	"github.com/purearrow/cdevice/internal/testsupport"
+	"github.com/purearrow/cdevice/internal/testkit/ctest"
+	"github.com/purearrow/cdevice/internal/testkit/settle"
+	"github.com/purearrow/cdevice/internal/testkit/testsupport"
 )
 
 // A PGServer is a throwaway PostgreSQL server of one test's own

@@ -4,8 +4,8 @@ import (
 	"os"
 	"testing"
 
-	"github.com/purearrow/cdevice/internal/ctest"
-	"github.com/purearrow/cdevice/internal/selfexec"
+	"github.com/purearrow/cdevice/internal/testkit/ctest"
+	"github.com/purearrow/cdevice/internal/testkit/selfexec"
 )
 
 // device/cuda's environment variables (this package cannot import it).

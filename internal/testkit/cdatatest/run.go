@@ -7,7 +7,7 @@ import (
 
 	"github.com/purearrow/cdevice/abi"
 	"github.com/purearrow/cdevice/internal/ffi"
-	"github.com/purearrow/cdevice/internal/settle"
+	"github.com/purearrow/cdevice/internal/testkit/settle"
 )
 
 // scenario is one of arrow-go's cdata test functions, rewritten.

@@ -10,7 +10,7 @@ import (
 	"github.com/purearrow/cdevice"
 	"github.com/purearrow/cdevice/internal/ffi"
 	"github.com/purearrow/cdevice/internal/identity"
-	"github.com/purearrow/cdevice/internal/settle"
+	"github.com/purearrow/cdevice/internal/testkit/settle"
 )
 
 // leakTrace turns on cdevice.TraceLeaks for the whole test binary, so that

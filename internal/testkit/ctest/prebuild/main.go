@@ -17,7 +17,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/purearrow/cdevice/internal/ctest"
+	"github.com/purearrow/cdevice/internal/testkit/ctest"
 )
 
 func main() {

@@ -14,8 +14,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/purearrow/cdevice/internal/ctest"
-	"github.com/purearrow/cdevice/internal/testsupport"
+	"github.com/purearrow/cdevice/internal/testkit/ctest"
+	"github.com/purearrow/cdevice/internal/testkit/testsupport"
 )
 
 // Shared returns the path of file in Arrow's ADBC build: ../shared/adbc

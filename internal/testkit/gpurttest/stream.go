@@ -12,7 +12,7 @@ import (
 	"github.com/purearrow/cdevice/async"
 	"github.com/purearrow/cdevice/device"
 	"github.com/purearrow/cdevice/internal/identity"
-	"github.com/purearrow/cdevice/internal/importtest"
+	"github.com/purearrow/cdevice/internal/testkit/importtest"
 	"github.com/purearrow/cdevice/internal/sample"
 	"github.com/purearrow/cdevice/stream"
 )
