@@ -10,8 +10,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/purearrow/cdevice"
 	"github.com/purearrow/cdevice/abi"
-	"github.com/purearrow/cdevice/internal/testkit/ctest"
 	"github.com/purearrow/cdevice/internal/ffi"
+	"github.com/purearrow/cdevice/internal/testkit/ctest"
 	"github.com/purearrow/cdevice/internal/testkit/testsupport"
 )
 

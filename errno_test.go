@@ -13,8 +13,8 @@ import (
 	"testing"
 
 	"github.com/purearrow/cdevice"
-	"github.com/purearrow/cdevice/internal/testkit/ctest"
 	"github.com/purearrow/cdevice/internal/ffi"
+	"github.com/purearrow/cdevice/internal/testkit/ctest"
 )
 
 var namedErrnos = []struct {

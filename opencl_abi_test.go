@@ -14,8 +14,8 @@ import (
 	"github.com/purearrow/cdevice/abi"
 	"github.com/purearrow/cdevice/device"
 	"github.com/purearrow/cdevice/device/opencl"
-	"github.com/purearrow/cdevice/internal/testkit/ctest"
 	"github.com/purearrow/cdevice/internal/ffi"
+	"github.com/purearrow/cdevice/internal/testkit/ctest"
 )
 
 // openclPeer loads the C peer on the OpenCL library the backend loaded.

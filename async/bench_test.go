@@ -13,10 +13,10 @@ import (
 	"github.com/purearrow/cdevice/abi"
 	"github.com/purearrow/cdevice/async"
 	"github.com/purearrow/cdevice/device"
-	"github.com/purearrow/cdevice/internal/testkit/ctest"
 	"github.com/purearrow/cdevice/internal/ffi"
 	"github.com/purearrow/cdevice/internal/identity"
 	"github.com/purearrow/cdevice/internal/sample"
+	"github.com/purearrow/cdevice/internal/testkit/ctest"
 )
 
 // The async benchmarks move asyncBenchBatches batches of asyncBenchRows

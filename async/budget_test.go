@@ -9,10 +9,10 @@ import (
 	"github.com/purearrow/cdevice/async"
 	_ "github.com/purearrow/cdevice/device/cuda"
 	_ "github.com/purearrow/cdevice/device/hip"
-	"github.com/purearrow/cdevice/internal/testkit/gpurttest"
 	"github.com/purearrow/cdevice/internal/identity"
-	"github.com/purearrow/cdevice/internal/testkit/importtest"
 	"github.com/purearrow/cdevice/internal/sample"
+	"github.com/purearrow/cdevice/internal/testkit/gpurttest"
+	"github.com/purearrow/cdevice/internal/testkit/importtest"
 	"github.com/purearrow/cdevice/internal/testkit/settle"
 )
 

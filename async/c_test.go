@@ -28,8 +28,8 @@ import (
 	"github.com/purearrow/cdevice/abi"
 	"github.com/purearrow/cdevice/async"
 	"github.com/purearrow/cdevice/device"
-	"github.com/purearrow/cdevice/internal/testkit/ctest"
 	"github.com/purearrow/cdevice/internal/ffi"
+	"github.com/purearrow/cdevice/internal/testkit/ctest"
 	"github.com/purearrow/cdevice/internal/testkit/settle"
 )
 

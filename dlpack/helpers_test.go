@@ -20,10 +20,10 @@ import (
 	"github.com/purearrow/cdevice/device/cuda"
 	"github.com/purearrow/cdevice/device/opencl"
 	"github.com/purearrow/cdevice/dlpack"
-	"github.com/purearrow/cdevice/internal/testkit/ctest"
 	"github.com/purearrow/cdevice/internal/ffi"
-	"github.com/purearrow/cdevice/internal/testkit/gpurttest"
 	"github.com/purearrow/cdevice/internal/ndarray"
+	"github.com/purearrow/cdevice/internal/testkit/ctest"
+	"github.com/purearrow/cdevice/internal/testkit/gpurttest"
 	"github.com/purearrow/cdevice/internal/testkit/testsupport"
 	"github.com/purearrow/cdevice/tensor"
 )

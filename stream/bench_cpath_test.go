@@ -24,8 +24,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/purearrow/cdevice/abi"
-	"github.com/purearrow/cdevice/internal/testkit/benchpeer"
 	"github.com/purearrow/cdevice/internal/sample"
+	"github.com/purearrow/cdevice/internal/testkit/benchpeer"
 	"github.com/purearrow/cdevice/stream"
 )
 

@@ -12,8 +12,8 @@ import (
 	"github.com/purearrow/cdevice/abi"
 	"github.com/purearrow/cdevice/adbc/drivermgr"
 	"github.com/purearrow/cdevice/adbc/internal/cabi"
-	"github.com/purearrow/cdevice/internal/testkit/ctest"
 	"github.com/purearrow/cdevice/internal/ffi"
+	"github.com/purearrow/cdevice/internal/testkit/ctest"
 	"github.com/purearrow/cdevice/internal/testkit/testsupport"
 )
 

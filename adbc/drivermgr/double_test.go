@@ -29,8 +29,8 @@ import (
 	"github.com/purearrow/cdevice"
 	"github.com/purearrow/cdevice/adbc/adbcerr"
 	"github.com/purearrow/cdevice/adbc/drivermgr"
-	"github.com/purearrow/cdevice/internal/testkit/ctest"
 	"github.com/purearrow/cdevice/internal/ffi"
+	"github.com/purearrow/cdevice/internal/testkit/ctest"
 	"github.com/purearrow/cdevice/internal/testkit/settle"
 	"github.com/purearrow/cdevice/internal/testkit/testsupport"
 )

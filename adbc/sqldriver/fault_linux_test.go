@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/purearrow/cdevice/adbc/adbcerr"
-	"github.com/purearrow/cdevice/internal/testkit/adbctest"
 	"github.com/purearrow/cdevice/adbc/sqldriver"
+	"github.com/purearrow/cdevice/internal/testkit/adbctest"
 	"github.com/purearrow/cdevice/internal/testkit/settle"
 )
 

@@ -35,8 +35,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/purearrow/cdevice/adbc/adbcerr"
 	"github.com/purearrow/cdevice/adbc/drivermgr"
-	"github.com/purearrow/cdevice/internal/testkit/adbctest"
 	"github.com/purearrow/cdevice/adbc/sqldriver"
+	"github.com/purearrow/cdevice/internal/testkit/adbctest"
 )
 
 var loadFor = flag.Duration("adbc.load", 1500*time.Millisecond, "how long each load run lasts (TestLoad; the long form: 60s)")

@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/purearrow/cdevice/adbc/drivermgr"
-	"github.com/purearrow/cdevice/internal/testkit/adbctest"
 	"github.com/purearrow/cdevice/adbc/sqldriver"
+	"github.com/purearrow/cdevice/internal/testkit/adbctest"
 	"github.com/purearrow/cdevice/internal/testkit/testsupport"
 )
 

@@ -10,10 +10,10 @@ import (
 	cdevice "github.com/purearrow/cdevice"
 	"github.com/purearrow/cdevice/abi"
 	"github.com/purearrow/cdevice/device/cuda"
+	"github.com/purearrow/cdevice/internal/sample"
 	"github.com/purearrow/cdevice/internal/testkit/ctest"
 	"github.com/purearrow/cdevice/internal/testkit/gpurttest"
 	"github.com/purearrow/cdevice/internal/testkit/importtest"
-	"github.com/purearrow/cdevice/internal/sample"
 	"github.com/purearrow/cdevice/stream"
 )
 

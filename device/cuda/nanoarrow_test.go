@@ -18,10 +18,10 @@ import (
 	"github.com/purearrow/cdevice/abi"
 	"github.com/purearrow/cdevice/device"
 	"github.com/purearrow/cdevice/device/cuda"
-	"github.com/purearrow/cdevice/internal/testkit/ctest"
 	"github.com/purearrow/cdevice/internal/ffi"
-	"github.com/purearrow/cdevice/internal/testkit/gpurttest"
 	"github.com/purearrow/cdevice/internal/sample"
+	"github.com/purearrow/cdevice/internal/testkit/ctest"
+	"github.com/purearrow/cdevice/internal/testkit/gpurttest"
 	"github.com/purearrow/cdevice/internal/testkit/testsupport"
 	"github.com/purearrow/cdevice/stream"
 )

@@ -8,8 +8,8 @@ import (
 
 	"github.com/purearrow/cdevice/device"
 	"github.com/purearrow/cdevice/device/cuda"
-	"github.com/purearrow/cdevice/internal/testkit/ctest"
 	"github.com/purearrow/cdevice/internal/gpurt"
+	"github.com/purearrow/cdevice/internal/testkit/ctest"
 	"github.com/purearrow/cdevice/internal/testkit/gpurttest"
 )
 

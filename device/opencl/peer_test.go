@@ -10,8 +10,8 @@ import (
 
 	"github.com/purearrow/cdevice/device"
 	"github.com/purearrow/cdevice/device/opencl"
-	"github.com/purearrow/cdevice/internal/testkit/ctest"
 	"github.com/purearrow/cdevice/internal/ffi"
+	"github.com/purearrow/cdevice/internal/testkit/ctest"
 )
 
 // peer is testdata/c/opencl_peer.c, initialised with the library we loaded.

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/purearrow/cdevice/internal/testkit/ctest"
 	"github.com/purearrow/cdevice/internal/ffi"
+	"github.com/purearrow/cdevice/internal/testkit/ctest"
 )
 
 // A DLL named without a folder is never loaded from the current directory

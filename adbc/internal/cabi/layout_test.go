@@ -6,9 +6,9 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/purearrow/cdevice/internal/ffi"
 	"github.com/purearrow/cdevice/internal/testkit/adbctest"
 	"github.com/purearrow/cdevice/internal/testkit/ctest"
-	"github.com/purearrow/cdevice/internal/ffi"
 )
 
 // adbcInclude is the directory of adbc.h of ADBC 1.1 (adbctest.Shared).

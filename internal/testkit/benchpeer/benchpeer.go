@@ -22,8 +22,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/purearrow/cdevice"
 	"github.com/purearrow/cdevice/abi"
-	"github.com/purearrow/cdevice/internal/testkit/ctest"
 	"github.com/purearrow/cdevice/internal/ffi"
+	"github.com/purearrow/cdevice/internal/testkit/ctest"
 )
 
 // Peer is the loaded C library.

@@ -4,9 +4,9 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/purearrow/cdevice/internal/testkit/ctest"
 	"github.com/purearrow/cdevice/internal/ffi"
 	"github.com/purearrow/cdevice/internal/gpurt"
+	"github.com/purearrow/cdevice/internal/testkit/ctest"
 )
 
 // The C baseline of the copy benchmarks (testdata/c/copy_baseline.c): the

@@ -13,9 +13,9 @@ import (
 
 	"github.com/purearrow/cdevice/abi"
 	"github.com/purearrow/cdevice/device"
-	"github.com/purearrow/cdevice/internal/testkit/ctest"
 	"github.com/purearrow/cdevice/internal/ffi"
 	"github.com/purearrow/cdevice/internal/gpurt"
+	"github.com/purearrow/cdevice/internal/testkit/ctest"
 )
 
 // A Runtime is what the tests need to know of a runtime package.

@@ -12,8 +12,8 @@ import (
 	"github.com/purearrow/cdevice/async"
 	"github.com/purearrow/cdevice/device"
 	"github.com/purearrow/cdevice/internal/identity"
-	"github.com/purearrow/cdevice/internal/testkit/importtest"
 	"github.com/purearrow/cdevice/internal/sample"
+	"github.com/purearrow/cdevice/internal/testkit/importtest"
 	"github.com/purearrow/cdevice/stream"
 )
 

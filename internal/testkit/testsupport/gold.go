@@ -14,8 +14,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/purearrow/cdevice"
 	"github.com/purearrow/cdevice/abi"
-	"github.com/purearrow/cdevice/internal/testkit/ctest"
 	"github.com/purearrow/cdevice/internal/identity"
+	"github.com/purearrow/cdevice/internal/testkit/ctest"
 )
 
 // Testdata returns the path of the module's testdata file or directory rel.
