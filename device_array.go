@@ -53,8 +53,8 @@ type DeviceArray struct {
 }
 
 // ErrNotReadable: a DeviceArray's data must be read but its device has no
-// loaded backend. It wraps ErrNoDevice.
-var ErrNotReadable = fmt.Errorf("%w: the array's device has no loaded backend to read it", ErrNoDevice)
+// loaded backend. It wraps ErrUnknownDevice.
+var ErrNotReadable = fmt.Errorf("%w: the array's device has no loaded backend to read it", ErrUnknownDevice)
 
 // deviceOwner holds what a DeviceArray tree rests on: the memory that
 // CopyToDevice allocated, or the imported ArrowDeviceArray, and the event

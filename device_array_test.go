@@ -132,7 +132,7 @@ func TestDeviceArrayCopies(t *testing.T) {
 }
 
 // An array on a device with no loaded backend imports as metadata; reading
-// it fails with ErrNoDevice, and release still reaches the producer.
+// it fails with ErrUnknownDevice, and release still reaches the producer.
 func TestDeviceArrayWithoutBackend(t *testing.T) {
 	ctx := context.Background()
 	rec := wideBatch(t)
@@ -153,8 +153,8 @@ func TestDeviceArrayWithoutBackend(t *testing.T) {
 	if got.Device() != nil || got.Length != rec.NumRows() || len(got.Columns) != int(rec.NumCols()) {
 		t.Errorf("metadata: device %v, %d rows, %d columns", got.Device(), got.Length, len(got.Columns))
 	}
-	if _, err := got.ToHost(ctx); !errors.Is(err, cdevice.ErrNoDevice) {
-		t.Errorf("ToHost: %v, want ErrNoDevice", err)
+	if _, err := got.ToHost(ctx); !errors.Is(err, cdevice.ErrUnknownDevice) {
+		t.Errorf("ToHost: %v, want ErrUnknownDevice", err)
 	}
 	got.Release()
 	if l := cdevice.LiveLeaks(); l.Exports() != 0 || l.Imports() != 0 || l.DeviceArrays != 0 {
@@ -171,8 +171,8 @@ func TestDeviceArrayWithoutBackend(t *testing.T) {
 	}
 	db.Release()
 	arr.DeviceType = abi.DeviceMetal
-	if _, err := cdevice.ImportDeviceArray(arr, sch); !errors.Is(err, cdevice.ErrNoDevice) {
-		t.Errorf("ImportDeviceArray: %v, want ErrNoDevice", err)
+	if _, err := cdevice.ImportDeviceArray(arr, sch); !errors.Is(err, cdevice.ErrUnknownDevice) {
+		t.Errorf("ImportDeviceArray: %v, want ErrUnknownDevice", err)
 	}
 	if !arr.Array.Released() || !sch.Released() {
 		t.Error("a failed import must release its input")

@@ -1,11 +1,10 @@
 package cdevice
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/purearrow/cdevice/device"
+	"github.com/purearrow/cdevice/internal/errs"
 )
 
 // Sentinel errors. Every error this package returns wraps one of them (or,
@@ -17,27 +16,28 @@ var (
 	// where one is required, wrong buffer or child count for the type,
 	// malformed format string or metadata, out-of-range length or offset).
 	// It is device.ErrInvalid, which devices return for bad arguments.
-	ErrInvalid = device.ErrInvalid
+	ErrInvalid = errs.Invalid
 	// ErrReleased: a struct was already released (or moved from), or a
 	// device stream or event is used after its Close. It is
 	// device.ErrReleased.
-	ErrReleased = device.ErrReleased
+	ErrReleased = errs.Released
 	// ErrUnsupported: a valid type or feature this package does not handle.
-	ErrUnsupported = errors.New("cdevice: unsupported")
-	// ErrNoDevice: the array lives on a device that no loaded backend owns
-	// (no runtime for its device type, or no such device id). It is
+	ErrUnsupported = errs.Unsupported
+	// ErrUnknownDevice: the array lives on a device that no loaded backend
+	// owns (no runtime for its device type, or no such device id). It is
 	// device.ErrUnknownDevice, so device.Lookup's errors match it too.
-	ErrNoDevice = device.ErrUnknownDevice
+	// (device.ErrNoDevice is another failure: a runtime with no device.)
+	ErrUnknownDevice = errs.UnknownDevice
 	// ErrRuntime: a device runtime call failed (allocation, copy, event,
 	// stream); errors.As with a *device.RuntimeError gives the call, the
 	// runtime's code and its message. It is device.ErrRuntime. (It also
 	// wraps the rare failure of the C heap: no C library, or out of memory.)
-	ErrRuntime = device.ErrRuntime
+	ErrRuntime = errs.Runtime
 	// ErrProducer: a producer reported a failure through the interface: a
 	// C stream's get_schema or get_next returned an error code, an async
 	// producer called on_error or its extract_data failed. The error is a
 	// *ProducerError.
-	ErrProducer = errors.New("cdevice: producer failed")
+	ErrProducer = errs.Producer
 )
 
 // A ProducerError is a producer's failure as the C interfaces report it,

@@ -74,7 +74,7 @@ func TestREADMEErrorTable(t *testing.T) {
 		{"device.ErrInvalid", device.ErrInvalid, cdevice.ErrInvalid},
 		{"device.ErrReleased", device.ErrReleased, cdevice.ErrReleased},
 		{"stream.ErrReleased", stream.ErrReleased, cdevice.ErrReleased},
-		{"device.ErrUnknownDevice", device.ErrUnknownDevice, cdevice.ErrNoDevice},
+		{"device.ErrUnknownDevice", device.ErrUnknownDevice, cdevice.ErrUnknownDevice},
 		{"device.ErrRuntime", device.ErrRuntime, cdevice.ErrRuntime},
 	}
 	for _, a := range aliases {
@@ -281,7 +281,7 @@ func TestErrorPaths(t *testing.T) {
 			_, err := cdevice.ImportDeviceArray(arr, sch)
 			return err
 		}),
-		testsupport.Case("ImportDeviceArray/no backend", cdevice.ErrNoDevice, func(t *testing.T) error {
+		testsupport.Case("ImportDeviceArray/no backend", cdevice.ErrUnknownDevice, func(t *testing.T) error {
 			arr, sch := exportedDevice(t, 3, abi.DeviceMetal, 0)
 			_, err := cdevice.ImportDeviceArray(arr, sch)
 			return err
@@ -295,7 +295,7 @@ func TestErrorPaths(t *testing.T) {
 			_, err := cdevice.ImportDeviceRecordBatch(arr, sch)
 			return err
 		}),
-		testsupport.Case("ImportDeviceRecordBatchWithSchema/no backend", cdevice.ErrNoDevice, func(t *testing.T) error {
+		testsupport.Case("ImportDeviceRecordBatchWithSchema/no backend", cdevice.ErrUnknownDevice, func(t *testing.T) error {
 			arr, sch := exportedDevice(t, 3, abi.DeviceMetal, 0)
 			releaseSchemaC(sch)
 			_, err := cdevice.ImportDeviceRecordBatchWithSchema(arr, wideBatch(t).Schema())

@@ -199,7 +199,7 @@ func releaseData(ds []arrow.ArrayData) {
 // Memory the host can read (CPU, CUDA host and managed memory, ROCm host
 // memory, OpenCL SVM on a CPU device) is wrapped without copying; memory on
 // other devices is copied to Go memory (ImportDeviceArrayOnDevice keeps it
-// where it is). A device with no loaded backend fails with ErrNoDevice. On
+// where it is). A device with no loaded backend fails with ErrUnknownDevice. On
 // failure the input is released.
 func ImportDeviceArray(arr *abi.DeviceArray, schema *abi.Schema, opts ...ImportOption) (arrow.Array, error) {
 	cfg := applyImportOptions(opts)
@@ -274,7 +274,7 @@ func deviceToHost[T any](arr *abi.DeviceArray, cfg importConfig, release func(),
 	}
 	dev, err := device.Lookup(arr.DeviceType, arr.DeviceID)
 	if err != nil {
-		return fail(err) // wraps ErrNoDevice
+		return fail(err) // wraps ErrUnknownDevice
 	}
 	if !dev.HostAccessible() {
 		return onDevice()

@@ -147,7 +147,7 @@ func TestErrorPaths(t *testing.T) {
 }
 
 // Import of a descriptor with no device given looks for cuda:0: without a
-// CUDA backend loaded that is cdevice.ErrNoDevice. The other tests of this
+// CUDA backend loaded that is cdevice.ErrUnknownDevice. The other tests of this
 // binary load the CUDA test double, so the check runs in a process of its
 // own unless none has yet.
 func TestImportWithoutCUDABackend(t *testing.T) {
@@ -158,7 +158,7 @@ func TestImportWithoutCUDABackend(t *testing.T) {
 		if da != nil {
 			da.Release()
 		}
-		testsupport.WantError(t, "Import without a CUDA backend", err, cdevice.ErrNoDevice)
+		testsupport.WantError(t, "Import without a CUDA backend", err, cdevice.ErrUnknownDevice)
 		return
 	}
 	cmd := selfexec.Command([]string{child + "=1"}, "-test.run=^TestImportWithoutCUDABackend$")

@@ -202,7 +202,7 @@ func fzImport(t *testing.T, store []byte, d *cai.Interface, opts byte) {
 	var err error
 	testsupport.NoPanic(t, "Import", func() { da, err = cai.Import(context.Background(), d, io...) })
 	if err != nil {
-		testsupport.WantSentinel(t, "Import", err, cdevice.ErrInvalid, cdevice.ErrUnsupported, cdevice.ErrNoDevice)
+		testsupport.WantSentinel(t, "Import", err, cdevice.ErrInvalid, cdevice.ErrUnsupported, cdevice.ErrUnknownDevice)
 		return
 	}
 	testsupport.ReadDeviceArray(t, "an imported descriptor", da)

@@ -3,10 +3,10 @@ package device
 import (
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
 
 	"github.com/purearrow/cdevice/abi"
+	"github.com/purearrow/cdevice/internal/errs"
 )
 
 // Sentinel errors of the device layer; backends wrap them. Every error a
@@ -14,24 +14,24 @@ import (
 // (or is a context's error, from a call given one).
 var (
 	// ErrNotFound: the runtime library is not installed (or not where looked).
-	ErrNotFound = errors.New("device: runtime not found")
+	ErrNotFound = errs.NotFound
 	// ErrNoDevice: the runtime loaded but reports no usable device.
-	ErrNoDevice = errors.New("device: no device")
+	ErrNoDevice = errs.NoDevice
 	// ErrMissingSymbol: the runtime lacks a function we bind (too old).
-	ErrMissingSymbol = errors.New("device: runtime lacks a required function")
+	ErrMissingSymbol = errs.MissingSymbol
 	// ErrRuntime: a runtime call failed; see RuntimeError for the code.
 	// (Also the rare failure of C heap memory that a call needs.)
-	ErrRuntime = errors.New("device: runtime call failed")
+	ErrRuntime = errs.Runtime
 	// ErrUnknownDevice: no registered backend owns a (device type, id).
-	ErrUnknownDevice = errors.New("device: no loaded backend for the device")
+	ErrUnknownDevice = errs.UnknownDevice
 	// ErrInvalid: an argument breaks a call's rules: a size that is not
 	// positive, an offset or range outside a buffer, a pointer the device
 	// did not allocate, a NULL handle or event, a stream of another device
 	// or runtime. It is cdevice.ErrInvalid.
-	ErrInvalid = errors.New("cdevice: invalid input")
+	ErrInvalid = errs.Invalid
 	// ErrReleased: a stream or event used after its Close. It is
 	// cdevice.ErrReleased.
-	ErrReleased = errors.New("cdevice: struct already released")
+	ErrReleased = errs.Released
 )
 
 // A RuntimeError is a failed runtime call: which call, the runtime's numeric

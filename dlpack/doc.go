@@ -51,7 +51,7 @@
 // DeviceType is abi.DeviceType and abi's constants name DLPack's devices;
 // DLPack's DeviceMAIA and DeviceTrn have no Arrow counterpart. CPU memory
 // is device_id 0 in DLPack and -1 in Arrow. Import finds the device with device.Lookup; a device with no
-// loaded backend is an error wrapping cdevice.ErrNoDevice.
+// loaded backend is an error wrapping cdevice.ErrUnknownDevice.
 //
 // # Ownership
 //

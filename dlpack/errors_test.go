@@ -71,10 +71,10 @@ func TestErrorPaths(t *testing.T) {
 		testsupport.Case("Import/transposed", dlpack.ErrNotContiguous, func(t *testing.T) error {
 			return versioned(t, func(s *spec) { s.strides = []int64{1, 4} })
 		}),
-		testsupport.Case("Import/no backend", cdevice.ErrNoDevice, func(t *testing.T) error {
+		testsupport.Case("Import/no backend", cdevice.ErrUnknownDevice, func(t *testing.T) error {
 			return versioned(t, func(s *spec) { s.devType = abi.DeviceVulkan })
 		}),
-		testsupport.Case("Import/no such device", cdevice.ErrNoDevice, func(t *testing.T) error {
+		testsupport.Case("Import/no such device", cdevice.ErrUnknownDevice, func(t *testing.T) error {
 			return versioned(t, func(s *spec) { s.devType, s.devID = abi.DeviceOpenCL, 42 })
 		}),
 		testsupport.Case("Import/unknown device type", cdevice.ErrInvalid, func(t *testing.T) error {
@@ -96,7 +96,7 @@ func TestErrorPaths(t *testing.T) {
 		testsupport.Case("ImportLegacy/transposed", dlpack.ErrNotContiguous, func(t *testing.T) error {
 			return legacy(t, func(s *spec) { s.strides = []int64{1, 4} })
 		}),
-		testsupport.Case("ImportLegacy/no backend", cdevice.ErrNoDevice, func(t *testing.T) error {
+		testsupport.Case("ImportLegacy/no backend", cdevice.ErrUnknownDevice, func(t *testing.T) error {
 			return legacy(t, func(s *spec) { s.devType = abi.DeviceVulkan })
 		}),
 		testsupport.Case("Export/nil", cdevice.ErrInvalid, func(t *testing.T) error {

@@ -155,7 +155,7 @@ func (t *ManagedTensor) Delete() {
 // a's device, flagged FlagIsCopied, freed by the deleter.
 //
 // Errors wrap cdevice.ErrUnsupported (a type that is not a tensor, ErrNulls),
-// cdevice.ErrInvalid (a malformed DeviceArray), cdevice.ErrNoDevice (a
+// cdevice.ErrInvalid (a malformed DeviceArray), cdevice.ErrUnknownDevice (a
 // copy is needed but a's device has no loaded backend) or cdevice.ErrRuntime
 // (a device runtime call failed).
 func Export(a *cdevice.DeviceArray, opts ...ExportOption) (*ManagedTensorVersioned, error) {

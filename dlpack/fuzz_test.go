@@ -64,7 +64,7 @@ var (
 	fzOffsets    = []uint64{1, 3, 1 << 62, math.MaxUint64, 1 << 63, 65536}
 	fzDevices    = []dlpack.DeviceType{abi.DeviceCPU, abi.DeviceCUDA, 5, dlpack.DeviceMAIA, 99, 0, -1, abi.DeviceCUDAHost}
 	fzWithTypes  = []arrow.DataType{arrow.PrimitiveTypes.Int32, arrow.PrimitiveTypes.Float64, arrow.FixedWidthTypes.Boolean, arrow.FixedSizeListOf(2, arrow.PrimitiveTypes.Int32), arrow.FixedSizeListOf(2, arrow.FixedSizeListOf(2, arrow.PrimitiveTypes.Int16)), arrow.BinaryTypes.String}
-	errSentinels = []error{cdevice.ErrInvalid, cdevice.ErrUnsupported, cdevice.ErrNoDevice}
+	errSentinels = []error{cdevice.ErrInvalid, cdevice.ErrUnsupported, cdevice.ErrUnknownDevice}
 )
 
 // fzTensor is one built tensor and where its struct is.

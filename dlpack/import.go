@@ -100,7 +100,7 @@ func (o *owned) release() {
 //
 // The device is looked up with device.Lookup (DLPack's CPU device_id 0 is
 // Arrow's -1); a device with no loaded backend is an error wrapping
-// cdevice.ErrNoDevice. Other errors wrap cdevice.ErrInvalid (a malformed
+// cdevice.ErrUnknownDevice. Other errors wrap cdevice.ErrInvalid (a malformed
 // tensor, a WithType that does not fit), cdevice.ErrUnsupported (a dtype
 // with no Arrow type, ErrVersion, ErrNotContiguous), cdevice.ErrRuntime (a
 // copy's device runtime call failed).
@@ -173,7 +173,7 @@ func describe(t *Tensor) (*tensorDesc, error) {
 	}
 	at := t.Device.DeviceType
 	if at == DeviceMAIA || at == DeviceTrn {
-		return nil, wrapf(cdevice.ErrNoDevice, "dlpack: device type %s has no Arrow device type", dlName(at))
+		return nil, wrapf(cdevice.ErrUnknownDevice, "dlpack: device type %s has no Arrow device type", dlName(at))
 	}
 	if !at.Valid() {
 		return nil, invalidf("device type %d is not a DLPack device type", int32(at))
@@ -184,7 +184,7 @@ func describe(t *Tensor) (*tensorDesc, error) {
 	}
 	dev, err := device.Lookup(at, d.devID)
 	if err != nil {
-		return nil, fmt.Errorf("dlpack: %w", err) // wraps cdevice.ErrNoDevice
+		return nil, fmt.Errorf("dlpack: %w", err) // wraps cdevice.ErrUnknownDevice
 	}
 	d.dev = dev
 	return d, nil

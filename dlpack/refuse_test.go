@@ -149,12 +149,12 @@ func TestExportRefusals(t *testing.T) {
 			t.Fatalf("tensor %+v", mt.DLTensor)
 		}
 		_, err = dlpack.Import(mt) // no Vulkan backend: the deleter is called
-		wantIs(t, err, cdevice.ErrNoDevice)
+		wantIs(t, err, cdevice.ErrUnknownDevice)
 		bools := cdevice.NewDeviceArray(cdevice.DeviceArray{Type: arrow.FixedWidthTypes.Boolean, Length: 4,
 			Buffers:    []cdevice.DeviceBuffer{{}, {Ptr: 0x10000, Size: 1}},
 			DeviceType: abi.DeviceVulkan, DeviceID: 3}, func() { released++ })
 		_, err = dlpack.Export(bools)
-		wantIs(t, err, cdevice.ErrNoDevice)
+		wantIs(t, err, cdevice.ErrUnknownDevice)
 		bools.Release()
 		da.Release()
 		if released != 2 {
@@ -184,11 +184,11 @@ func TestImportRefusals(t *testing.T) {
 		{"broadcast", mod(func(s *spec) { s.strides = []int64{0, 1} }), nil, []error{dlpack.ErrNotContiguous}},
 		{"padded-rows", mod(func(s *spec) { s.strides = []int64{8, 1} }), nil, []error{dlpack.ErrNotContiguous}},
 		{"misaligned", mod(func(s *spec) { s.offset = 2 }), nil, []error{dlpack.ErrNotContiguous}},
-		{"vulkan", mod(func(s *spec) { s.devType = abi.DeviceVulkan }), nil, []error{cdevice.ErrNoDevice}},
-		{"maia", mod(func(s *spec) { s.devType = dlpack.DeviceMAIA }), nil, []error{cdevice.ErrNoDevice}},
-		{"trn", mod(func(s *spec) { s.devType = dlpack.DeviceTrn }), nil, []error{cdevice.ErrNoDevice}},
+		{"vulkan", mod(func(s *spec) { s.devType = abi.DeviceVulkan }), nil, []error{cdevice.ErrUnknownDevice}},
+		{"maia", mod(func(s *spec) { s.devType = dlpack.DeviceMAIA }), nil, []error{cdevice.ErrUnknownDevice}},
+		{"trn", mod(func(s *spec) { s.devType = dlpack.DeviceTrn }), nil, []error{cdevice.ErrUnknownDevice}},
 		{"device-99", mod(func(s *spec) { s.devType = 99 }), nil, []error{cdevice.ErrInvalid}},
-		{"opencl-42", mod(func(s *spec) { s.devType, s.devID = abi.DeviceOpenCL, 42 }), nil, []error{cdevice.ErrNoDevice}},
+		{"opencl-42", mod(func(s *spec) { s.devType, s.devID = abi.DeviceOpenCL, 42 }), nil, []error{cdevice.ErrUnknownDevice}},
 		{"version-2", mod(func(s *spec) { s.major = 2 }), nil, []error{dlpack.ErrVersion, cdevice.ErrUnsupported}},
 		{"lanes", mod(func(s *spec) { s.dtype.Lanes = 4 }), nil, []error{cdevice.ErrUnsupported}},
 		{"bfloat16", mod(func(s *spec) { s.dtype = dlpack.DataType{Code: dlpack.CodeBfloat, Bits: 16, Lanes: 1} }), nil, []error{cdevice.ErrUnsupported}},

@@ -10,7 +10,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/purearrow/cdevice/abi"
-	"github.com/purearrow/cdevice/device"
+	"github.com/purearrow/cdevice/internal/errs"
 )
 
 // Limits on metadata from C: beyond them the blob is taken as corrupt
@@ -138,8 +138,7 @@ func parse(p uintptr, start func(n int), each func(k, v []byte)) (int, error) {
 	return int(off), nil
 }
 
-// invalidf is an error wrapping ErrInvalid (device.ErrInvalid is
-// cdevice.ErrInvalid).
+// invalidf is an error wrapping errs.Invalid (cdevice.ErrInvalid).
 func invalidf(format string, args ...any) error {
-	return fmt.Errorf("%w: metadata: %s", device.ErrInvalid, fmt.Sprintf(format, args...))
+	return fmt.Errorf("%w: metadata: %s", errs.Invalid, fmt.Sprintf(format, args...))
 }

@@ -16,7 +16,7 @@ import (
 )
 
 // A Sentinel is one documented error value and every name it goes by
-// (aliases are one value: cdevice.ErrNoDevice is device.ErrUnknownDevice).
+// (aliases are one value: cdevice.ErrUnknownDevice is device.ErrUnknownDevice).
 type Sentinel struct {
 	Names []string // "pkg.ErrX", as the README's error table spells them
 	Err   error
@@ -29,7 +29,7 @@ var Documented = []Sentinel{
 	{[]string{"cdevice.ErrInvalid", "device.ErrInvalid"}, cdevice.ErrInvalid},
 	{[]string{"cdevice.ErrReleased", "device.ErrReleased", "stream.ErrReleased"}, cdevice.ErrReleased},
 	{[]string{"cdevice.ErrUnsupported"}, cdevice.ErrUnsupported},
-	{[]string{"cdevice.ErrNoDevice", "device.ErrUnknownDevice"}, cdevice.ErrNoDevice},
+	{[]string{"cdevice.ErrUnknownDevice", "device.ErrUnknownDevice"}, cdevice.ErrUnknownDevice},
 	{[]string{"cdevice.ErrNotReadable"}, cdevice.ErrNotReadable},
 	{[]string{"cdevice.ErrRuntime", "device.ErrRuntime"}, cdevice.ErrRuntime},
 	{[]string{"device.ErrNotFound"}, device.ErrNotFound},
