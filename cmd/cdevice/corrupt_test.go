@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -14,7 +13,8 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/ipc"
-	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/purearrow/cdevice/internal/ipcverify"
+	"github.com/purearrow/cdevice/internal/testkit/ipcinputs"
 	"github.com/purearrow/cdevice/internal/testkit/testsupport"
 )
 
@@ -89,7 +89,7 @@ func TestInspectCorruptFiles(t *testing.T) {
 				codes[inspectChecked(t, path, what)]++
 				allocated := heapAllocs() - before
 				worst = max(worst, allocated)
-				if limit := uint64(defaultMemoryLimit(int64(len(b)))) + 16<<20; allocated > limit {
+				if limit := uint64(ipcverify.DefaultMemory(int64(len(b)))) + 16<<20; allocated > limit {
 					t.Fatalf("%s: allocated %d bytes, more than the limit and 16 MiB (%d)", what, allocated, limit)
 				}
 			}
@@ -126,7 +126,7 @@ func FuzzInspect(f *testing.F) {
 // are the column's uncompressed length.
 func compressedStream(t *testing.T) ([]byte, int) {
 	t.Helper()
-	rec := compressedInts(t)
+	rec := ipcinputs.CompressedInts(t)
 	defer rec.Release()
 	var buf bytes.Buffer
 	w := ipc.NewWriter(&buf, ipc.WithSchema(rec.Schema()), ipc.WithLZ4())
@@ -137,16 +137,11 @@ func compressedStream(t *testing.T) ([]byte, int) {
 		t.Fatal(err)
 	}
 	data := buf.Bytes()
-	r := bytes.NewReader(data)
-	var vc *viewCounts
-	_, next, _, err := checkStreamMessage(r, int64(len(data)), 0, &vc) // the schema
-	if err != nil {
-		t.Fatal(err)
+	msgs, err := ipcverify.StreamMessages(bytes.NewReader(data), int64(len(data)))
+	if err != nil || len(msgs) != 2 {
+		t.Fatalf("%d messages, %v; want the schema and a batch", len(msgs), err)
 	}
-	_, body, _, err := checkStreamMessage(r, int64(len(data)), next, &vc) // the batch
-	if err != nil {
-		t.Fatal(err)
-	}
+	body := msgs[1].Body
 	if got := int64(binary.LittleEndian.Uint64(data[body:])); got != 8*4096 {
 		t.Fatalf("the body starts with %d, want the uncompressed length %d", got, 8*4096)
 	}
@@ -189,75 +184,9 @@ func TestInspectMemoryLimit(t *testing.T) {
 	}
 }
 
-func TestLimitedAllocator(t *testing.T) {
-	a := newLimitedAllocator(memory.NewGoAllocator(), 100, 1000)
-	b := a.Allocate(60)
-	b = a.Reallocate(80, b)
-	refused := func(f func()) (err error) {
-		defer func() { err, _ = recover().(error) }()
-		f()
-		return nil
-	}
-	if err := refused(func() { a.Allocate(21) }); !errors.Is(err, errMemoryLimit) || !strings.Contains(err.Error(), "an allocation of 21 bytes with 80 held would pass the limit of 100 bytes") {
-		t.Errorf("Allocate past the limit: %v", err)
-	}
-	first := a.Err()
-	a.Free(b)
-	c := a.Allocate(100) // freed memory counts no more
-	if err := refused(func() { a.Allocate(-1) }); err == nil || a.Err() != first {
-		t.Errorf("Allocate(-1): %v; Err %v, want the first refusal %v", err, a.Err(), first)
-	}
-	a.Free(c)
-	if a.used != 0 {
-		t.Errorf("%d bytes held after everything was freed", a.used)
-	}
-	// What was handed out counts toward the total even once freed.
-	for range 8 {
-		a.Free(a.Allocate(100))
-	}
-	if err := refused(func() { a.Allocate(100) }); !errors.Is(err, errDataLimit) || !strings.Contains(err.Error(), "past 1000 bytes in all (--max-data)") {
-		t.Errorf("Allocate past the total: %v", err)
-	}
-}
-
 // A corrupt field name cannot write to the terminal through an error.
 func TestPrintable(t *testing.T) {
 	if got, want := printable("name \"a\nb\x1b[31m\xff\" ✓ ü"), `name "a\nb\x1b[31m\xff" ✓ ü`; got != want {
 		t.Errorf("printable = %s, want %s", got, want)
-	}
-}
-
-// arrow-go sizes a slice by a view array's variadic buffer count: a count
-// of 2^40 in an otherwise sound stream is refused, not allocated.
-func TestInspectVariadicCount(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join(testsupport.GoldDir(t), "generated_binary_view.stream"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := bytes.NewReader(data)
-	var vc *viewCounts
-	_, next, _, err := checkStreamMessage(r, int64(len(data)), 0, &vc) // the schema
-	if err != nil {
-		t.Fatal(err)
-	}
-	meta := next + 8 // after the continuation marker and the length
-	f := newFBBuf(data[meta:])
-	root, err := f.root(messageFB)
-	if err != nil {
-		t.Fatal(err)
-	}
-	counts, n := f.vectorAt(f.tableAt(root, 2), 4)
-	if n == 0 {
-		t.Fatal("the first batch has no variadic buffer counts")
-	}
-	binary.LittleEndian.PutUint64(data[meta+counts:], 1<<40)
-	path := filepath.Join(t.TempDir(), "views.arrows")
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	var stdout, stderr bytes.Buffer
-	if code := inspect([]string{path}, &stdout, &stderr); code != exitFail ||
-		!strings.Contains(stderr.String(), "views.arrows: message 1: corrupt Arrow IPC metadata: variadic buffer count 1099511627776") {
-		t.Errorf("exit %d, %s", code, stderr.String())
 	}
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,13 +14,11 @@ import (
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/ipc"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/purearrow/cdevice"
 	"github.com/purearrow/cdevice/abi"
 	"github.com/purearrow/cdevice/internal/cmeta"
 	"github.com/purearrow/cdevice/internal/identity"
+	"github.com/purearrow/cdevice/internal/ipcverify"
 	"github.com/purearrow/cdevice/internal/regular"
 )
 
@@ -86,11 +83,11 @@ type inspectReport struct {
 func inspect(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("inspect", inspectUsage, stderr)
 	asJSON := fs.Bool("json", false, "print the report as JSON")
-	var lim budget
+	var lim ipcverify.Limits
 	var maxMemory, maxData byteSize
 	fs.Var(&maxMemory, "max-memory", "the most memory reading the file may hold at once: a number, or with KiB, MiB, GiB (default 64MiB + 16 × the file's size)")
 	fs.Var(&maxData, "max-data", "the most batch data (decompressed) reading the file may produce in all (default 64MiB + 64 × the file's size)")
-	fs.Int64Var(&lim.batches, "max-batches", defaultBatchLimit, "the most record and dictionary batches to read")
+	fs.Int64Var(&lim.Batches, "max-batches", ipcverify.DefaultBatches, "the most record and dictionary batches to read")
 	rest, code, ok := parseFlags(fs, args)
 	if !ok {
 		return code
@@ -101,10 +98,10 @@ func inspect(args []string, stdout, stderr io.Writer) int {
 	case len(rest) > 1:
 		return usageError(stderr, "inspect", "one file at a time (got %d: %s)", len(rest), strings.Join(rest, " "))
 	}
-	if lim.batches < 1 {
-		return usageError(stderr, "inspect", "--max-batches %d: want 1 or more", lim.batches)
+	if lim.Batches < 1 {
+		return usageError(stderr, "inspect", "--max-batches %d: want 1 or more", lim.Batches)
 	}
-	lim.memory, lim.data = int64(maxMemory), int64(maxData)
+	lim.Memory, lim.Data = int64(maxMemory), int64(maxData)
 	rep, err := inspectFile(rest[0], lim)
 	if err != nil {
 		fmt.Fprintf(stderr, "cdevice inspect: %s\n", printable(err.Error()))
@@ -125,8 +122,9 @@ func inspect(args []string, stdout, stderr io.Writer) int {
 }
 
 // inspectFile reads the file at path within lim (its zero memory and data
-// limits: the defaults for the file's size).
-func inspectFile(path string, lim budget) (*inspectReport, error) {
+// limits: the defaults for the file's size), verified (ipcverify), every
+// batch through C.
+func inspectFile(path string, lim ipcverify.Limits) (*inspectReport, error) {
 	// A regular file only: its size bounds the work, where a FIFO's open
 	// waited for a writer and a device (/dev/urandom) had no size to bound
 	// what was read.
@@ -145,116 +143,24 @@ func inspectFile(path string, lim budget) (*inspectReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	size := st.Size()
-	// Nothing past the size the limits were made for (a file in /proc
-	// says 0 and reads on).
-	f := io.NewSectionReader(file, 0, size)
-	magic := make([]byte, 6)
-	n, _ := io.ReadFull(f, magic)
-	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		return nil, err
-	}
 	rep := &inspectReport{File: path, BatchRows: []int64{}}
-	if lim.memory == 0 {
-		lim.memory = defaultMemoryLimit(size)
-	}
-	if lim.data == 0 {
-		lim.data = defaultDataLimit(size)
-	}
-	mem := newLimitedAllocator(memory.NewGoAllocator(), lim.memory, lim.data)
-	opts := []ipc.Option{ipc.WithAllocator(mem), ipc.WithMetadataSizeLimit(maxMetadataSize), ipc.WithBodySizeLimit(size)}
-
-	// The batches go through the C path and are validated in full.
+	// The batches go through the C path.
 	defer identity.Set(identity.Set(false))
-	var sc *arrow.Schema
-	// batch checks a batch that arrow-go read: in full before it crosses
-	// the C boundary (the importer trusts its buffers' sizes), then
-	// through C.
-	seen := map[arrow.ArrayData]bool{} // dictionaries validated in full
-	batch := func(rec arrow.RecordBatch) error {
-		// Buffers may overlap in the body: what validation and export
-		// read, at every reference, is charged to --max-data (on a count
-		// of its own) before they read it. A dictionary that batches
-		// refer to again is read once.
-		if err := lim.spendWork(batchWork(rec, seen), "validating and exporting this batch's buffers"); err != nil {
-			return err
-		}
-		if err := validateBatch(rec, seen); err != nil {
-			return err
-		}
+	res, err := ipcverify.Read(file, st.Size(), lim, func(rec arrow.RecordBatch) error {
 		rows, err := throughC(rec)
 		if err == nil {
 			rep.BatchRows = append(rep.BatchRows, rows)
 		}
 		return err
+	})
+	switch {
+	case errors.Is(err, ipcverify.ErrNotArrow), errors.Is(err, ipcverify.ErrNotFile):
+		return nil, fmt.Errorf("%s %w", path, err)
+	case err != nil:
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	if bytes.Equal(magic[:n], []byte("ARROW1")) {
-		rep.Format = "file"
-		var r *ipc.FileReader
-		err := checkFile(f, size, &lim)
-		if err == nil {
-			err = guard(mem, func() (err error) {
-				r, err = ipc.NewFileReader(f, opts...)
-				return err
-			})
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%s starts like an Arrow IPC file but cannot be read as one: %w", path, err)
-		}
-		defer r.Close()
-		sc = r.Schema()
-		for i := range r.NumRecords() {
-			var rec arrow.RecordBatch
-			err := guard(mem, func() (err error) {
-				rec, err = r.RecordBatchAt(i)
-				return err
-			})
-			if err == nil {
-				err = batch(rec)
-				rec.Release()
-			}
-			if err != nil {
-				return nil, fmt.Errorf("%s: batch %d: %w", path, i, err)
-			}
-		}
-	} else {
-		rep.Format = "stream"
-		var r *ipc.Reader
-		err := checkStream(f, size, &lim)
-		if err == nil {
-			err = guard(mem, func() (err error) {
-				r, err = ipc.NewReader(f, opts...)
-				return err
-			})
-		}
-		if err != nil {
-			// A stream starts with the continuation marker (since Arrow
-			// 0.15) and a schema: without either, it was never one.
-			var m *messageError
-			if !bytes.HasPrefix(magic[:n], []byte{0xff, 0xff, 0xff, 0xff}) && (!errors.As(err, &m) || m.index == 0) {
-				return nil, fmt.Errorf("%s is not an Arrow IPC file or stream (no \"ARROW1\" magic at the start, and reading it as a stream failed: %w)", path, err)
-			}
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-		defer r.Release()
-		sc = r.Schema()
-		for {
-			var more bool
-			err := guard(mem, func() error {
-				more = r.Next()
-				return r.Err()
-			})
-			if err == nil && more {
-				err = batch(r.RecordBatch())
-			}
-			if err != nil {
-				return nil, fmt.Errorf("%s: batch %d: %w", path, len(rep.BatchRows), err)
-			}
-			if !more {
-				break
-			}
-		}
-	}
+	rep.Format = res.Format
+	sc := res.Schema
 	rep.Batches = len(rep.BatchRows)
 	for _, n := range rep.BatchRows {
 		rep.Rows += n
@@ -275,105 +181,6 @@ func inspectFile(path string, lim budget) (*inspectReport, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return rep, nil
-}
-
-// batchWork is what validating and exporting rec reads: its buffers at
-// every reference (buffers that overlap in a body count each time), but
-// of a dictionary in seen only the indices.
-func batchWork(rec arrow.RecordBatch, seen map[arrow.ArrayData]bool) int64 {
-	var work int64
-	for _, c := range rec.Columns() {
-		if d := seenDictionary(c, seen); d != nil {
-			work += bufferBytes(d.Indices().Data())
-		} else {
-			work += bufferBytes(c.Data())
-		}
-	}
-	return work
-}
-
-// seenDictionary is c as a dictionary column whose dictionary is in seen,
-// or nil.
-func seenDictionary(c arrow.Array, seen map[arrow.ArrayData]bool) *array.Dictionary {
-	if d, ok := c.(*array.Dictionary); ok && seen[d.Data().Dictionary()] {
-		return d
-	}
-	return nil
-}
-
-// validateBatch validates rec in full, but for the dictionary columns
-// whose dictionary an earlier batch's validation read (in seen): of those,
-// the indices only, each within the dictionary. It adds rec's
-// dictionaries to seen.
-func validateBatch(rec arrow.RecordBatch, seen map[arrow.ArrayData]bool) error {
-	var fields []arrow.Field
-	var cols []arrow.Array
-	for i, c := range rec.Columns() {
-		d := seenDictionary(c, seen)
-		if d == nil {
-			fields, cols = append(fields, rec.Schema().Field(i)), append(cols, c)
-			continue
-		}
-		if err := cdevice.ValidateFull(d.Indices()); err != nil {
-			return fmt.Errorf("column %q: %w", rec.ColumnName(i), err)
-		}
-		n := d.Dictionary().Len()
-		for j := range d.Len() {
-			if k := d.GetValueIndex(j); d.IsValid(j) && (k < 0 || k >= n) {
-				return fmt.Errorf("%w: column %q: index %d at %d is outside the dictionary of %d", cdevice.ErrInvalid, rec.ColumnName(i), k, j, n)
-			}
-		}
-	}
-	check := rec
-	if len(cols) < int(rec.NumCols()) {
-		check = array.NewRecordBatch(arrow.NewSchema(fields, nil), cols, rec.NumRows())
-		defer check.Release()
-	}
-	if err := cdevice.ValidateRecordBatch(check, cdevice.WithFullValidation()); err != nil {
-		return err
-	}
-	for _, c := range rec.Columns() {
-		if d, ok := c.(*array.Dictionary); ok {
-			seen[d.Data().Dictionary()] = true
-		}
-	}
-	return nil
-}
-
-// bufferBytes is the size of every buffer of d and of what it holds
-// (children, dictionary), counted at each reference: what reading it in
-// full reads.
-func bufferBytes(d arrow.ArrayData) int64 {
-	var n int64
-	for _, b := range d.Buffers() {
-		if b != nil {
-			n += int64(b.Len())
-		}
-	}
-	for _, c := range d.Children() {
-		n += bufferBytes(c)
-	}
-	if dict, ok := d.Dictionary().(*array.Data); ok && dict != nil { // a nil *array.Data: none
-		n += bufferBytes(dict)
-	}
-	return n
-}
-
-// guard runs f, a call into arrow-go's IPC readers, which panic on some
-// corrupt data that checkFile and checkStream let through: the panic
-// becomes an error wrapping cdevice.ErrInvalid. When mem refused an
-// allocation, that is the error (arrow-go may have turned the refusal into
-// an error of its own).
-func guard(mem *limitedAllocator, f func() error) (err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("%w: arrow-go's IPC reader failed on it: %v", cdevice.ErrInvalid, p)
-		}
-		if err != nil && mem.Err() != nil {
-			err = fmt.Errorf("%w (a corrupt length, or a file that needs more of the limit)", mem.Err())
-		}
-	}()
-	return f()
 }
 
 // printable escapes what a corrupt file can put into an error message (a
@@ -415,13 +222,10 @@ func throughC(rec arrow.RecordBatch) (int64, error) {
 	return rows, nil
 }
 
-// maxSchemaDepth bounds the walk, as a careful C consumer would.
-const maxSchemaDepth = 64
-
 // readSchema reads the ArrowSchema tree at s from the C structs themselves.
 func readSchema(s *abi.Schema, depth int) (*schemaNode, error) {
-	if depth > maxSchemaDepth {
-		return nil, fmt.Errorf("schema nested deeper than %d levels", maxSchemaDepth)
+	if depth > ipcverify.MaxSchemaDepth {
+		return nil, fmt.Errorf("schema nested deeper than %d levels", ipcverify.MaxSchemaDepth)
 	}
 	if s.Released() {
 		return nil, errors.New("an ArrowSchema node is released")

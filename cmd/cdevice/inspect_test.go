@@ -1,8 +1,6 @@
 package main
 
 import (
-	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +10,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/purearrow/cdevice/internal/ipcverify"
+	"github.com/purearrow/cdevice/internal/testkit/ipcinputs"
 )
 
 const goldDir = "../../testdata/arrow-integration/cpp-21.0.0"
@@ -297,37 +297,14 @@ func TestInspectErrors(t *testing.T) {
 // read (at its 2000th batch a re-validation read 8 GB; the file is 4.7 MB).
 func TestInspectSharedDictionary(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "dict.arrows")
-	if err := os.WriteFile(p, ipcBytes(t, false, dictionaryBatches(t, 2000)), 0o644); err != nil {
+	if err := os.WriteFile(p, ipcinputs.IPCBytes(t, false, ipcinputs.DictionaryBatches(t, 2000)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	rep, err := inspectFile(p, budget{batches: defaultBatchLimit})
+	rep, err := inspectFile(p, ipcverify.Limits{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if rep.Batches != 2000 || rep.Rows != 2000 {
 		t.Errorf("%d batches, %d rows; want 2000 of each", rep.Batches, rep.Rows)
-	}
-}
-
-// Columns whose buffers are one region of a body (overlapping buffers, as a
-// crafted file's metadata may point them) are charged at each reference:
-// 20,000 columns over one 1 MiB buffer are 20 GB of work for a 1 MiB body,
-// refused by --max-data before anything is validated (5.5 MB took 36 s).
-func TestInspectChargesOverlappingBuffers(t *testing.T) {
-	data := memory.NewBufferBytes(make([]byte, 1<<20))
-	cols := make([]arrow.Array, 20_000)
-	fields := make([]arrow.Field, len(cols))
-	for i := range cols {
-		d := array.NewData(arrow.PrimitiveTypes.Int64, 1<<17, []*memory.Buffer{nil, data}, nil, 0, 0)
-		cols[i] = array.NewInt64Data(d)
-		d.Release()
-		defer cols[i].Release()
-		fields[i] = arrow.Field{Name: fmt.Sprint("c", i), Type: arrow.PrimitiveTypes.Int64}
-	}
-	rec := array.NewRecordBatch(arrow.NewSchema(fields, nil), cols, 1<<17)
-	defer rec.Release()
-	lim := budget{data: defaultDataLimit(1 << 20)}
-	if err := lim.spendWork(batchWork(rec, map[arrow.ArrayData]bool{}), "the batch"); !errors.Is(err, errDataLimit) {
-		t.Errorf("%d bytes of work for a 1 MiB body: %v, want errDataLimit", batchWork(rec, nil), err)
 	}
 }

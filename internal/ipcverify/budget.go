@@ -1,4 +1,4 @@
-package main
+package ipcverify
 
 import (
 	"errors"
@@ -11,27 +11,36 @@ import (
 // buffers that expand a thousandfold, and each batch is validated and
 // exported through C.
 var (
-	// errDataLimit: the batches would produce more data in all than
+	// ErrDataLimit: the batches would produce more data in all than
 	// --max-data allows.
-	errDataLimit = errors.New("data limit exceeded")
-	// errBatchLimit: more batches than --max-batches allows.
-	errBatchLimit = errors.New("batch limit exceeded")
+	ErrDataLimit = errors.New("data limit exceeded")
+	// ErrBatchLimit: more batches than --max-batches allows.
+	ErrBatchLimit = errors.New("batch limit exceeded")
+	// ErrNotArrow: the input is neither an Arrow IPC file nor a stream.
+	// (Its text, and ErrNotFile's, follow the input's name.)
+	ErrNotArrow = errors.New("is not an Arrow IPC file or stream")
+	// ErrNotFile: the input starts with a file's magic, and is none.
+	ErrNotFile = errors.New("starts like an Arrow IPC file but cannot be read as one")
 )
 
-// defaultBatchLimit is --max-batches unless given.
-const defaultBatchLimit = 1_000_000
+// MaxSchemaDepth bounds the nesting of a schema's fields, as a careful C
+// consumer bounds its walk.
+const MaxSchemaDepth = 64
 
-// defaultDataLimit is --max-data for a file of size bytes unless given: 64
+// DefaultBatches is --max-batches unless given.
+const DefaultBatches = 1_000_000
+
+// DefaultData is --max-data for a file of size bytes unless given: 64
 // MiB, and 64 times the file (compressed data rarely expands more; what
 // does needs the flag).
-func defaultDataLimit(size int64) int64 { return sat(64<<20, 64, size) }
+func DefaultData(size int64) int64 { return sat(64<<20, 64, size) }
 
-// defaultMemoryLimit is what reading a file of size bytes may hold at once
+// DefaultMemory is what reading a file of size bytes may hold at once
 // unless --max-memory says otherwise: a batch's buffers are in the file, so
 // without compression they need at most its size; a compressed one may
 // expand, up to 16 times here, or 64 MiB for small files. Lengths beyond
 // that are corrupt (or call for --max-memory).
-func defaultMemoryLimit(size int64) int64 { return sat(64<<20, 16, size) }
+func DefaultMemory(size int64) int64 { return sat(64<<20, 16, size) }
 
 // sat is base + k*size, saturating at MaxInt64.
 func sat(base, k, size int64) int64 {
@@ -58,7 +67,7 @@ type budget struct {
 // spendData counts n bytes of batch data (what, for the error).
 func (b *budget) spendData(n int64, what string) error {
 	if n > b.data-b.dataUsed {
-		return fmt.Errorf("%w: %s would take the batches' data past %d bytes in all (--max-data)", errDataLimit, what, b.data)
+		return fmt.Errorf("%w: %s would take the batches' data past %d bytes in all (--max-data)", ErrDataLimit, what, b.data)
 	}
 	b.dataUsed += n
 	return nil
@@ -70,7 +79,7 @@ func (b *budget) spendData(n int64, what string) error {
 // buffers overlap.
 func (b *budget) spendWork(n int64, what string) error {
 	if n > b.data-b.workUsed {
-		return fmt.Errorf("%w: %s would take what is read of the batches past %d bytes in all (--max-data)", errDataLimit, what, b.data)
+		return fmt.Errorf("%w: %s would take what is read of the batches past %d bytes in all (--max-data)", ErrDataLimit, what, b.data)
 	}
 	b.workUsed += n
 	return nil
@@ -79,7 +88,7 @@ func (b *budget) spendWork(n int64, what string) error {
 // spendBatch counts one more batch.
 func (b *budget) spendBatch() error {
 	if b.batchesUsed >= b.batches {
-		return fmt.Errorf("%w: more than %d batches (--max-batches)", errBatchLimit, b.batches)
+		return fmt.Errorf("%w: more than %d batches (--max-batches)", ErrBatchLimit, b.batches)
 	}
 	b.batchesUsed++
 	return nil

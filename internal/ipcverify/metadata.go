@@ -1,4 +1,4 @@
-package main
+package ipcverify
 
 import (
 	"cmp"
@@ -19,17 +19,17 @@ import (
 // table count bounded, plus the one count arrow-go trusts to size an
 // allocation (a record batch's variadic buffer counts).
 
-// errCorruptMetadata: IPC metadata that arrow-go must not be given.
-var errCorruptMetadata = errors.New("corrupt Arrow IPC metadata")
+// ErrCorrupt: IPC metadata that arrow-go must not be given.
+var ErrCorrupt = errors.New("corrupt Arrow IPC metadata")
 
 // maxMetadataSize bounds one message's metadata, as arrow-go's reader does
 // by default (passed to it explicitly so that both agree).
 const maxMetadataSize = 64 << 20
 
 // fbMaxDepth bounds table nesting: Arrow nests fields at most 64 deep
-// (maxSchemaDepth); Message > Schema and DictionaryEncoding > Int are the
+// (MaxSchemaDepth); Message > Schema and DictionaryEncoding > Int are the
 // rest.
-const fbMaxDepth = maxSchemaDepth + 8
+const fbMaxDepth = MaxSchemaDepth + 8
 
 // An fbTable describes the fields of a flatbuffers table that arrow-go
 // reads, by field id.
@@ -137,7 +137,7 @@ func (f *fbBuf) u32(pos int64) int64 { return int64(binary.LittleEndian.Uint32(f
 func (f *fbBuf) i64(pos int64) int64 { return int64(binary.LittleEndian.Uint64(f.b[pos:])) }
 
 func corrupt(format string, a ...any) error {
-	return fmt.Errorf("%w: %s", errCorruptMetadata, fmt.Sprintf(format, a...))
+	return fmt.Errorf("%w: %s", ErrCorrupt, fmt.Sprintf(format, a...))
 }
 
 // root checks the table at the root of the buffer.
@@ -426,7 +426,7 @@ func checkBody(r io.ReaderAt, start, bodyLen int64, bb *batchBody, b *budget) er
 			return corrupt("buffer %d: uncompressed length %d", i/2, declared)
 		case declared > b.memory:
 			return fmt.Errorf("%w: buffer %d decompresses to %d bytes, more than the %d the reading may hold at once (--max-memory)",
-				errMemoryLimit, i/2, declared, b.memory)
+				ErrMemoryLimit, i/2, declared, b.memory)
 		}
 		if err := b.spendData(declared, fmt.Sprintf("buffer %d (%d bytes decompressed)", i/2, declared)); err != nil {
 			return err
@@ -562,7 +562,7 @@ func checkFile(r io.ReaderAt, size int64, b *budget) error {
 	}{{2, "dictionary"}, {3, "batch"}} {
 		start, count := f.vectorAt(pos, list.id)
 		if count > b.batches-int64(len(spans)) {
-			return fmt.Errorf("%w: the footer lists more than %d batches (--max-batches)", errBatchLimit, b.batches)
+			return fmt.Errorf("%w: the footer lists more than %d batches (--max-batches)", ErrBatchLimit, b.batches)
 		}
 		for i := range count {
 			blk := start + 24*i // Block: offset int64, metaDataLength int32, pad, bodyLength int64

@@ -1,4 +1,4 @@
-package main
+package ipcverify
 
 import (
 	"bytes"
@@ -47,7 +47,8 @@ func TestCheckFrames(t *testing.T) {
 		{"zstd truncated", codecZSTD, zframe[:len(zframe)-5], declared, "runs past the end"},
 		{"zstd content larger than declared", codecZSTD, zframe, declared - 1, "more than its buffer's"},
 		{"zstd reserved bit", codecZSTD, patched(zframe, 4, zframe[4]|0x08), declared, "reserved bit"},
-		{"zstd 512 MiB window", codecZSTD, zstdWindowFrame(64), declared, "window of 536870912 bytes"},
+		// magic; no content size, window 2^29; the last block, raw, 1 byte
+		{"zstd 512 MiB window", codecZSTD, []byte{0x28, 0xB5, 0x2F, 0xFD, 0x00, 0x98, 0x09, 0, 0, 0}, declared, "window of 536870912 bytes"},
 		{"not zstd", codecZSTD, lframe, declared, "holds no ZSTD frame"},
 		{"lz4 as written", codecLZ4, lframe, declared, ""},
 		{"lz4 truncated", codecLZ4, lframe[:len(lframe)-3], declared, "runs past the end"},

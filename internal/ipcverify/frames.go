@@ -1,4 +1,4 @@
-package main
+package ipcverify
 
 import (
 	"bufio"
@@ -108,7 +108,7 @@ func truncatedFrame(err error) error {
 // tooLarge is the error for a decoder that would keep size bytes.
 func tooLarge(what string, size int64, b *budget) error {
 	return fmt.Errorf("%w: a compressed buffer's %s of %d bytes is more than the decoder may keep, %d (a quarter of --max-memory)",
-		errMemoryLimit, what, size, b.decoderCap())
+		ErrMemoryLimit, what, size, b.decoderCap())
 }
 
 // checkZSTDFrame checks one ZSTD frame after its magic number (RFC 8878,

@@ -1,4 +1,4 @@
-package main
+package ipcverify
 
 import (
 	"errors"
@@ -8,8 +8,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
-// errMemoryLimit: reading input needed more memory than its limit allows.
-var errMemoryLimit = errors.New("memory limit exceeded")
+// ErrMemoryLimit: reading input needed more memory than its limit allows.
+var ErrMemoryLimit = errors.New("memory limit exceeded")
 
 // A limitedAllocator is an arrow memory.Allocator that holds at most limit
 // bytes at once, and hands out at most total bytes in all (the data a
@@ -17,7 +17,7 @@ var errMemoryLimit = errors.New("memory limit exceeded")
 // accumulate). arrow-go sizes allocations from lengths written in a file;
 // a corrupt length must be refused before Go tries to allocate it (which
 // ends the process, beyond any recover). memory.Allocator has no error
-// return, so a refusal panics with an error wrapping errMemoryLimit, also
+// return, so a refusal panics with an error wrapping ErrMemoryLimit, also
 // kept for Err: arrow-go's readers recover some panics into errors of
 // their own, which lose the cause.
 type limitedAllocator struct {
@@ -58,9 +58,9 @@ func (a *limitedAllocator) reserve(delta int64, size int) {
 	var err error
 	switch {
 	case size < 0 || a.used+delta > a.limit:
-		err = fmt.Errorf("%w: an allocation of %d bytes with %d held would pass the limit of %d bytes", errMemoryLimit, size, a.used, a.limit)
+		err = fmt.Errorf("%w: an allocation of %d bytes with %d held would pass the limit of %d bytes", ErrMemoryLimit, size, a.used, a.limit)
 	case delta > 0 && a.handed+delta > a.total:
-		err = fmt.Errorf("%w: an allocation of %d bytes would take the data read past %d bytes in all (--max-data)", errDataLimit, size, a.total)
+		err = fmt.Errorf("%w: an allocation of %d bytes would take the data read past %d bytes in all (--max-data)", ErrDataLimit, size, a.total)
 	}
 	if err != nil {
 		if a.err == nil {
