@@ -18,4 +18,22 @@
 // Structs handed to C are usually allocated by the consumer; when Go is the
 // consumer or must hand C a struct to fill and keep, allocate it off the Go
 // heap with New and give it back with Free.
+//
+// # Packages
+//
+// This package is the bridge; the rest of the family lives beside it:
+//
+//   - abi: the C structs as Go structs, device types and flags (layout only)
+//   - stream: ArrowArrayStream and ArrowDeviceArrayStream, both directions
+//   - async: the async device stream (handler, task, producer), both directions
+//   - dlpack, cai: DLPack and the CUDA Array Interface
+//   - tensor: the canonical fixed-shape tensor extension type
+//   - cdata: arrow-go's arrow/cdata API without cgo
+//   - device, device/cuda, device/hip, device/opencl: the Device interface
+//     and one runtime per package, loaded at run time
+//   - loader: which runtimes this machine has, and the default device
+//   - adbc/drivermgr, adbc/sqldriver, adbc/adbcerr: ADBC without cgo
+//
+// The commands cmd/cdevice (devices, selftest, bench, inspect) and
+// adbc/cmd/sql use them.
 package cdevice

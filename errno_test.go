@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -127,14 +128,14 @@ func TestProducerErrorErrno(t *testing.T) {
 	}
 }
 
-// The README's errno table gives each name this platform's value (Linux,
+// docs/errors.md's errno table gives each name this platform's value (Linux,
 // macOS and Windows columns).
 func TestREADMEErrnoTable(t *testing.T) {
 	column := map[string]int{"linux": 1, "darwin": 2, "windows": 3}[runtime.GOOS]
 	if column == 0 {
-		t.Skipf("the README's errno table has no %s column", runtime.GOOS)
+		t.Skipf("docs/errors.md's errno table has no %s column", runtime.GOOS)
 	}
-	readme, err := os.ReadFile("README.md")
+	readme, err := os.ReadFile(filepath.Join("docs", "errors.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,18 +152,18 @@ func TestREADMEErrnoTable(t *testing.T) {
 		names := strings.Split(strings.TrimPrefix(cells[0], "| "), ", ")
 		values := strings.Split(cells[column], ", ")
 		if len(names) != len(values) {
-			t.Fatalf("README row %q: %d names, %d values", line, len(names), len(values))
+			t.Fatalf("docs/errors.md row %q: %d names, %d values", line, len(names), len(values))
 		}
 		for i, n := range names {
 			n = strings.Trim(n, "`")
 			want, ok := value[n]
 			if got, err := strconv.Atoi(values[i]); !ok || err != nil || int32(got) != want {
-				t.Errorf("README says %s is %s on %s; cdevice.%s is %d", n, values[i], runtime.GOOS, n, want)
+				t.Errorf("docs/errors.md says %s is %s on %s; cdevice.%s is %d", n, values[i], runtime.GOOS, n, want)
 			}
 			seen++
 		}
 	}
 	if seen != len(namedErrnos) {
-		t.Errorf("the README's errno table has %d names, cdevice %d", seen, len(namedErrnos))
+		t.Errorf("docs/errors.md's errno table has %d names, cdevice %d", seen, len(namedErrnos))
 	}
 }

@@ -9,7 +9,7 @@ import (
 
 // Sentinel errors. Every error this package returns wraps one of them (or,
 // from a call given a context, the context's error), so callers can test
-// with errors.Is. The README's error table lists every package's
+// with errors.Is. docs/errors.md lists every package's
 // sentinels.
 var (
 	// ErrInvalid: a struct from C breaks the interface's rules (null pointer

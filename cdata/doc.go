@@ -37,5 +37,5 @@
 // Errors wrap arrow-go's sentinels where arrow-go's do (arrow.ErrInvalid,
 // arrow.ErrNotImplemented, a stream's syscall.Errno) and cdevice's as well
 // (cdevice.ErrInvalid, cdevice.ErrProducer, …), so errors.Is works with
-// either. The README's migration table lists every difference.
+// either. docs/migrating-cdata.md lists every difference.
 package cdata

@@ -48,7 +48,7 @@ type diskDB struct {
 	filler  string
 	// partialIngest: the driver's ingest in autocommit mode commits batch
 	// by batch, so that a failure keeps the batches before it (DuckDB's:
-	// the README's reliability section says so).
+	// docs/adbc.md's reliability section says so).
 	partialIngest bool
 	// check is the database's own integrity check: nil or why the file is
 	// not intact.

@@ -37,5 +37,5 @@
 // the loader then never makes it the default. Where a runtime answers
 // hipEventQuery on an event never recorded with hipErrorNotReady (chipStar
 // does; HIP's header says hipSuccess), host waits that can be cancelled
-// poll an event of their own instead (see the README's chipStar table).
+// poll an event of their own instead (see docs/devices.md's chipStar table).
 package hip

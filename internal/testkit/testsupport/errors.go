@@ -18,11 +18,11 @@ import (
 // A Sentinel is one documented error value and every name it goes by
 // (aliases are one value: cdevice.ErrUnknownDevice is device.ErrUnknownDevice).
 type Sentinel struct {
-	Names []string // "pkg.ErrX", as the README's error table spells them
+	Names []string // "pkg.ErrX", as docs/errors.md spells them
 	Err   error
 }
 
-// Documented is every sentinel of the README's error table, in its order:
+// Documented is every sentinel of docs/errors.md's table, in its order:
 // every error that a function of the library returns wraps one of them.
 // TestREADMEErrorTable keeps the two in step.
 var Documented = []Sentinel{
