@@ -12,70 +12,133 @@ const maxTOMLDepth = 256
 // nests deeper than maxTOMLDepth: the tables a header opens ([a.b.c] three),
 // the tables a dotted key opens (a.b.c = 1 two), and the inline tables and
 // arrays of values ({ }, [ ]), outside strings and comments. It reads s
-// once, keeping a stack of at most maxTOMLDepth open brackets.
+// once (tomlScan), keeping a stack of at most maxTOMLDepth open brackets.
 func tomlNesting(s string) error {
-	type open struct {
-		c    byte // { or [
-		dots int  // the tables opened by the key whose value it is
-	}
-	var (
-		brackets []open
-		header   int // tables the last [header] opened
-		below    int // tables opened by the keys of the open brackets
-		dots     int // tables the current key opened
-		inKey    = true
-		inHeader bool // reading a [header] or [[header]]
-	)
+	t := tomlScan{inKey: true}
 	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c == '#':
-			for i+1 < len(s) && s[i+1] != '\n' {
-				i++
-			}
-		case c == '"' || c == '\'':
-			end := skipTOMLString(s, i)
-			if end < 0 {
-				// Refused, not left to the library: were this reading
-				// wrong about a string the library takes, the rest of the
-				// file would go unchecked.
-				return fmt.Errorf("a string that does not end, at byte %d", i)
-			}
-			i = end - 1
-		case c == '\n' && len(brackets) == 0 && !inHeader:
-			inKey, dots = true, 0
-		case c == '[' && len(brackets) == 0 && inKey && dots == 0 && !inHeader:
-			inHeader, header = true, 1 // [a] opens a; [[a]] an array of tables too
-			if i+1 < len(s) && s[i+1] == '[' {
-				i++
-				header++
-			}
-		case c == ']' && inHeader:
-			inHeader = false
-			if i+1 < len(s) && s[i+1] == ']' {
-				i++
-			}
-		case c == '.' && inHeader:
-			header++
-		case c == '.' && inKey:
-			dots++
-		case c == '=' && inKey && !inHeader:
-			inKey = false
-		case (c == '{' || c == '[') && !inKey:
-			brackets = append(brackets, open{c, dots})
-			below, dots = below+dots, 0
-			inKey = c == '{' // an inline table's first key
-		case (c == '}' || c == ']') && len(brackets) > 0:
-			top := brackets[len(brackets)-1]
-			brackets = brackets[:len(brackets)-1]
-			below, dots = below-top.dots, top.dots
-		case c == ',' && len(brackets) > 0 && brackets[len(brackets)-1].c == '{':
-			inKey, dots = true, 0 // the next pair's key
+		var err error
+		if i, err = t.step(s, i); err != nil {
+			return err
 		}
-		if header+below+dots+len(brackets) > maxTOMLDepth {
+		if t.depth() > maxTOMLDepth {
 			return fmt.Errorf("exceeded maximum nested value depth of %d", maxTOMLDepth)
 		}
 	}
 	return nil
+}
+
+// tomlScan is tomlNesting's state machine. Outside strings and comments it
+// is in one of three states: a [header] (inHeader), a key (inKey: at the
+// start of a line, or after a comma in an inline table), or a value.
+type tomlScan struct {
+	brackets []tomlOpen
+	header   int // tables the last [header] opened
+	below    int // tables opened by the keys of the open brackets
+	dots     int // tables the current key opened
+	inKey    bool
+	inHeader bool // reading a [header] or [[header]]
+}
+
+// A tomlOpen is an open bracket: { or [, and the tables opened by the
+// key whose value it is.
+type tomlOpen struct {
+	c    byte
+	dots int
+}
+
+func (t *tomlScan) depth() int { return t.header + t.below + t.dots + len(t.brackets) }
+
+// step reads what starts at s[i] and returns the index of the last byte
+// it took.
+func (t *tomlScan) step(s string, i int) (int, error) {
+	switch c := s[i]; {
+	case c == '#':
+		for i+1 < len(s) && s[i+1] != '\n' {
+			i++
+		}
+		return i, nil
+	case c == '"' || c == '\'':
+		end := skipTOMLString(s, i)
+		if end < 0 {
+			// Refused, not left to the library: were this reading wrong
+			// about a string the library takes, the rest of the file
+			// would go unchecked.
+			return i, fmt.Errorf("a string that does not end, at byte %d", i)
+		}
+		return end - 1, nil
+	case t.inHeader:
+		return t.headerByte(s, i), nil
+	case t.inKey:
+		return t.keyByte(s, i), nil
+	}
+	t.valueByte(s[i])
+	return i, nil
+}
+
+// headerByte reads a byte of a [header]: a dot opens one more table, ]
+// (or ]]) ends it.
+func (t *tomlScan) headerByte(s string, i int) int {
+	switch s[i] {
+	case '.':
+		t.header++
+	case ']':
+		t.inHeader = false
+		if i+1 < len(s) && s[i+1] == ']' {
+			i++
+		}
+	}
+	return i
+}
+
+// keyByte reads a byte of a key: a dot opens a table, = ends the key; at
+// the top level a [ before any dot starts a header ([a] opens a; [[a]]
+// an array of tables too).
+func (t *tomlScan) keyByte(s string, i int) int {
+	switch c := s[i]; {
+	case c == '.':
+		t.dots++
+	case c == '=':
+		t.inKey = false
+	case c == '[' && len(t.brackets) == 0 && t.dots == 0:
+		t.inHeader, t.header = true, 1
+		if i+1 < len(s) && s[i+1] == '[' {
+			i++
+			t.header++
+		}
+	default:
+		t.separator(c) // an empty inline table's }, a new line
+	}
+	return i
+}
+
+// valueByte reads a byte of a value: brackets open and close, and the
+// separators that end it.
+func (t *tomlScan) valueByte(c byte) {
+	if c == '{' || c == '[' {
+		t.brackets = append(t.brackets, tomlOpen{c, t.dots})
+		t.below, t.dots = t.below+t.dots, 0
+		t.inKey = c == '{' // an inline table's first key
+		return
+	}
+	t.separator(c)
+}
+
+// separator reads what ends a value or key: a closing bracket (a value
+// follows it: the one it closed), a comma in an inline table (its next
+// key), a new line at the top level (the next key).
+func (t *tomlScan) separator(c byte) {
+	n := len(t.brackets)
+	switch {
+	case (c == '}' || c == ']') && n > 0:
+		top := t.brackets[n-1]
+		t.brackets = t.brackets[:n-1]
+		t.below, t.dots = t.below-top.dots, top.dots
+		t.inKey = false
+	case c == ',' && n > 0 && t.brackets[n-1].c == '{':
+		t.inKey, t.dots = true, 0
+	case c == '\n' && n == 0:
+		t.inKey, t.dots = true, 0
+	}
 }
 
 // skipTOMLString returns the index just past the string that starts at

@@ -57,6 +57,11 @@ func TestTOMLNesting(t *testing.T) {
 		{"deep after a multi-line string ending in a quote", "a = " + ml("\"", "x\"") + "\n" + inline(5000), false},
 		{"deep after a literal one ending in two quotes", "a = " + ml("'", "x''") + "\n" + inline(5000), false},
 		{"a string that does not end", "a = \"x\n" + inline(5000), false},
+		// After a closing bracket a value has ended: what opens next is
+		// counted (an empty inline table left the reading in a key, and
+		// arrays after it went uncounted).
+		{"deep after an empty inline table", "x = [{}, " + strings.Repeat("[", 5000) + "1" + strings.Repeat("]", 5000) + "]\n", false},
+		{"empty inline tables among arrays", "x = [{}, [[1]], {}, [2]]\ny = {a = {}, b = [{}]}\n", true},
 	} {
 		err := tomlNesting(c.toml)
 		if (err == nil) != c.ok {
