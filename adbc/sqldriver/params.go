@@ -3,17 +3,14 @@ package sqldriver
 import (
 	"database/sql/driver"
 	"fmt"
-	"math"
 	"reflect"
+	"slices"
 	"strconv"
 	"time"
-	"unicode/utf8"
 
 	"github.com/apache/arrow-adbc/go/adbc"
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/decimal128"
-	"github.com/apache/arrow-go/v18/arrow/decimal256"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/purearrow/cdevice/adbc/adbcerr"
 )
@@ -73,14 +70,11 @@ func createBoundRecord(args []driver.NamedValue, schema *arrow.Schema) (arrow.Re
 // bindable reports whether arrFromVal takes v's Go type as it is (it may
 // still need a parameter type to succeed).
 func bindable(v any) bool {
-	switch v.(type) {
-	case nil, bool, int8, uint8, int16, uint16, int32, uint32, int64, uint64,
-		float32, float64, string, []byte, time.Time,
-		arrow.Date32, arrow.Date64, arrow.Time32, arrow.Time64, arrow.Timestamp,
-		decimal128.Num, decimal256.Num:
+	if v == nil {
 		return true
 	}
-	return false
+	_, ok := defaultType[reflect.TypeOf(v)]
+	return ok || reflect.TypeOf(v) == timeType
 }
 
 type typeMatch int
@@ -91,137 +85,55 @@ const (
 	typeUnknown // a parameter type this package does not check
 )
 
-// is reports whether v is a T or a *T.
-func is[T any](v any) bool {
-	switch v.(type) {
-	case T, *T:
-		return true
-	}
-	return false
-}
-
-// matchesType reports whether v, or what it points to, has the Go type
-// that binds as a parameter of type id.
+// matchesType reports whether v, or what it points to, has a Go type that
+// binds as a parameter of type id.
 func matchesType(id arrow.Type, v any) typeMatch {
-	var ok bool
-	switch id {
-	case arrow.BOOL:
-		ok = is[bool](v)
-	case arrow.INT8:
-		ok = is[int8](v)
-	case arrow.UINT8:
-		ok = is[uint8](v)
-	case arrow.INT16:
-		ok = is[int16](v)
-	case arrow.UINT16:
-		ok = is[uint16](v)
-	case arrow.INT32:
-		ok = is[int32](v)
-	case arrow.UINT32:
-		ok = is[uint32](v)
-	case arrow.INT64:
-		ok = is[int64](v)
-	case arrow.UINT64:
-		ok = is[uint64](v)
-	case arrow.FLOAT32:
-		ok = is[float32](v)
-	case arrow.FLOAT64:
-		ok = is[float64](v)
-	case arrow.STRING, arrow.LARGE_STRING, arrow.STRING_VIEW:
-		ok = is[string](v)
-	case arrow.BINARY, arrow.LARGE_BINARY, arrow.BINARY_VIEW:
-		ok = is[[]byte](v)
-	case arrow.DATE32:
-		ok = is[arrow.Date32](v) || is[time.Time](v)
-	case arrow.DATE64:
-		ok = is[arrow.Date64](v) || is[time.Time](v)
-	case arrow.TIME32:
-		ok = is[arrow.Time32](v) || is[time.Time](v)
-	case arrow.TIME64:
-		ok = is[arrow.Time64](v) || is[time.Time](v)
-	case arrow.TIMESTAMP:
-		ok = is[arrow.Timestamp](v) || is[time.Time](v)
-	case arrow.DECIMAL128:
-		ok = is[decimal128.Num](v)
-	case arrow.DECIMAL256:
-		ok = is[decimal256.Num](v)
-	default:
+	c := convs[id]
+	if len(c.binds) == 0 {
 		return typeUnknown
 	}
-	if ok {
+	t := reflect.TypeOf(v)
+	if t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if slices.Contains(c.binds, t) {
 		return typeMatches
 	}
 	return typeMismatch
 }
 
 // coerce converts v, a value of database/sql's default conversion (int64,
-// float64, bool, []byte, string, time.Time), to the Go type of a
-// parameter of type id, where it can without loss of range.
+// float64, bool, []byte, string, time.Time), to a Go type that binds as a
+// parameter of type id, where it can without loss of range: v itself, an
+// int64 to a narrower integer or a float, a float64 to a float32, a
+// string to bytes.
 func coerce(v any, id arrow.Type) (any, bool) {
-	switch v := v.(type) {
-	case nil: // a driver.Valuer's NULL (sql.NullString{}...), a nil pointer
+	if v == nil { // a driver.Valuer's NULL (sql.NullString{}...), a nil pointer
 		return nil, true
-	case int64:
-		switch id {
-		case arrow.INT8:
-			return int8(v), v >= math.MinInt8 && v <= math.MaxInt8
-		case arrow.INT16:
-			return int16(v), v >= math.MinInt16 && v <= math.MaxInt16
-		case arrow.INT32:
-			return int32(v), v >= math.MinInt32 && v <= math.MaxInt32
-		case arrow.INT64:
-			return v, true
-		case arrow.UINT8:
-			return uint8(v), v >= 0 && v <= math.MaxUint8
-		case arrow.UINT16:
-			return uint16(v), v >= 0 && v <= math.MaxUint16
-		case arrow.UINT32:
-			return uint32(v), v >= 0 && v <= math.MaxUint32
-		case arrow.UINT64:
-			return uint64(v), v >= 0
-		case arrow.FLOAT32:
-			return float32(v), true
-		case arrow.FLOAT64:
-			return float64(v), true
-		}
-	case float64:
-		switch id {
-		case arrow.FLOAT32:
-			return float32(v), true
-		case arrow.FLOAT64:
-			return v, true
-		}
-	case bool:
-		return v, id == arrow.BOOL
-	case string:
-		switch id {
-		case arrow.STRING, arrow.LARGE_STRING, arrow.STRING_VIEW:
-			return v, true
-		case arrow.BINARY, arrow.LARGE_BINARY, arrow.BINARY_VIEW:
-			return []byte(v), true
-		}
-	case []byte:
-		switch id {
-		case arrow.BINARY, arrow.LARGE_BINARY, arrow.BINARY_VIEW:
-			return v, true
-		}
-	case time.Time:
-		switch id {
-		case arrow.DATE32, arrow.DATE64, arrow.TIME32, arrow.TIME64, arrow.TIMESTAMP:
-			return v, true
-		}
+	}
+	c := convs[id]
+	if len(c.binds) == 0 {
+		return nil, false
+	}
+	rv := reflect.ValueOf(v)
+	if slices.Contains(c.binds, rv.Type()) {
+		return v, true
+	}
+	to := c.binds[0]
+	if to.PkgPath() != "" { // only Go's own types: not an arrow.Date32
+		return nil, false
+	}
+	switch k := to.Kind(); {
+	case rv.Kind() == reflect.Int64 && k >= reflect.Int8 && k <= reflect.Int64:
+		return rv.Convert(to).Interface(), !reflect.Zero(to).OverflowInt(rv.Int())
+	case rv.Kind() == reflect.Int64 && k >= reflect.Uint8 && k <= reflect.Uint64:
+		return rv.Convert(to).Interface(), rv.Int() >= 0 && !reflect.Zero(to).OverflowUint(uint64(rv.Int()))
+	case (rv.Kind() == reflect.Int64 || rv.Kind() == reflect.Float64) && (k == reflect.Float32 || k == reflect.Float64):
+		return rv.Convert(to).Interface(), true
+	case rv.Kind() == reflect.String && to == reflect.TypeFor[[]byte]():
+		return []byte(rv.String()), true
 	}
 	return nil, false
-}
-
-// build appends v to a new builder of dt and returns the one-value array.
-func build[T any, B interface {
-	array.Builder
-	Append(T)
-}](b B, v T) arrow.Array {
-	defer b.Release()
-	b.Append(v)
-	return b.NewArray()
 }
 
 // arrFromVal makes a one-value array of val, of val's Go type (an int8 an
@@ -231,7 +143,6 @@ func build[T any, B interface {
 // unknown. A nil val is a null of dt, or of the null type; a pointer is
 // what it points to.
 func arrFromVal(val any, dt arrow.DataType) (arrow.Array, error) {
-	mem := memory.DefaultAllocator
 	if rv := reflect.ValueOf(val); rv.Kind() == reflect.Pointer {
 		if rv.IsNil() {
 			val = nil
@@ -239,92 +150,24 @@ func arrFromVal(val any, dt arrow.DataType) (arrow.Array, error) {
 			val = rv.Elem().Interface()
 		}
 	}
-	id := arrow.NULL
-	if dt != nil {
-		id = dt.ID()
-	}
 	switch v := val.(type) {
 	case nil:
 		if dt == nil {
 			return array.NewNull(1), nil
 		}
 		return array.MakeArrayOfNull(mem, dt, 1), nil
-	case bool:
-		return build(array.NewBooleanBuilder(mem), v), nil
-	case int8:
-		return build(array.NewInt8Builder(mem), v), nil
-	case uint8:
-		return build(array.NewUint8Builder(mem), v), nil
-	case int16:
-		return build(array.NewInt16Builder(mem), v), nil
-	case uint16:
-		return build(array.NewUint16Builder(mem), v), nil
-	case int32:
-		return build(array.NewInt32Builder(mem), v), nil
-	case uint32:
-		return build(array.NewUint32Builder(mem), v), nil
-	case int64:
-		return build(array.NewInt64Builder(mem), v), nil
-	case uint64:
-		return build(array.NewUint64Builder(mem), v), nil
-	case float32:
-		return build(array.NewFloat32Builder(mem), v), nil
-	case float64:
-		return build(array.NewFloat64Builder(mem), v), nil
-	case arrow.Date32:
-		return build(array.NewDate32Builder(mem), v), nil
-	case arrow.Date64:
-		return build(array.NewDate64Builder(mem), v), nil
-	case string:
-		if !utf8.ValidString(v) {
-			// Arrow's strings are UTF-8, and a driver may take them on
-			// trust (DuckDB aborted the process).
-			return nil, adbcerr.New(adbc.StatusInvalidArgument, "a string parameter that is not valid UTF-8: pass bytes as []byte")
-		}
-		switch id {
-		case arrow.LARGE_STRING:
-			return build(array.NewLargeStringBuilder(mem), v), nil
-		case arrow.STRING_VIEW:
-			return build(array.NewStringViewBuilder(mem), v), nil
-		}
-		return build(array.NewStringBuilder(mem), v), nil
-	case []byte:
-		switch id {
-		case arrow.LARGE_BINARY:
-			return build(array.NewBinaryBuilder(mem, arrow.BinaryTypes.LargeBinary), v), nil
-		case arrow.BINARY_VIEW:
-			return build(array.NewBinaryViewBuilder(mem), v), nil
-		}
-		return build(array.NewBinaryBuilder(mem, arrow.BinaryTypes.Binary), v), nil
-	case arrow.Time32:
-		if id != arrow.TIME32 {
-			return nil, errNeedsType(val)
-		}
-		return build(array.NewTime32Builder(mem, dt.(*arrow.Time32Type)), v), nil
-	case arrow.Time64:
-		if id != arrow.TIME64 {
-			return nil, errNeedsType(val)
-		}
-		return build(array.NewTime64Builder(mem, dt.(*arrow.Time64Type)), v), nil
-	case arrow.Timestamp:
-		if id != arrow.TIMESTAMP {
-			return nil, errNeedsType(val)
-		}
-		return build(array.NewTimestampBuilder(mem, dt.(*arrow.TimestampType)), v), nil
-	case decimal128.Num:
-		if id != arrow.DECIMAL128 {
-			return nil, errNeedsType(val)
-		}
-		return build(array.NewDecimal128Builder(mem, dt.(*arrow.Decimal128Type)), v), nil
-	case decimal256.Num:
-		if id != arrow.DECIMAL256 {
-			return nil, errNeedsType(val)
-		}
-		return build(array.NewDecimal256Builder(mem, dt.(*arrow.Decimal256Type)), v), nil
 	case time.Time:
 		return timeArray(v, dt)
 	}
-	return nil, adbcerr.New(adbc.StatusNotImplemented, fmt.Sprintf("unsupported parameter type %T", val))
+	t := reflect.TypeOf(val)
+	id, ok := defaultType[t]
+	if !ok {
+		return nil, adbcerr.New(adbc.StatusNotImplemented, fmt.Sprintf("unsupported parameter type %T", val))
+	}
+	if dt != nil && slices.Contains(convs[dt.ID()].binds, t) {
+		id = dt.ID() // a string as a LARGE_STRING, bytes as a BINARY_VIEW...
+	}
+	return convs[id].build(val, dt)
 }
 
 // timeArray makes a one-value array of t: a timestamp (defaultTimestamp

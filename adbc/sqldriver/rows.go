@@ -3,22 +3,13 @@ package sqldriver
 import (
 	"context"
 	"database/sql/driver"
-	"fmt"
 	"io"
 	"math"
 	"reflect"
-	"strings"
-	"time"
 
-	"github.com/apache/arrow-adbc/go/adbc"
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/array/arreflect"
-	"github.com/apache/arrow-go/v18/arrow/decimal"
-	"github.com/apache/arrow-go/v18/arrow/decimal128"
-	"github.com/apache/arrow-go/v18/arrow/decimal256"
-	"github.com/apache/arrow-go/v18/arrow/float16"
-	"github.com/purearrow/cdevice/adbc/adbcerr"
 )
 
 // rows streams a result: the record batches of an ADBC reader, one row at
@@ -128,10 +119,6 @@ func (r *rows) Next(dest []driver.Value) (err error) {
 	return nil
 }
 
-// copyBytes is a copy of b that is not nil when b is empty: an empty
-// value is not a NULL.
-func copyBytes(b []byte) []byte { return append(make([]byte, 0, len(b)), b...) }
-
 // valueAt is element i of col as a driver.Value: nil for a null, a Go
 // value of the Arrow type's natural Go type otherwise. Strings and bytes
 // are copies: the Arrow memory is released with its batch, which may be
@@ -160,71 +147,8 @@ resolve: // to the array that holds the value itself
 	if col.IsNull(i) {
 		return nil, nil
 	}
-	switch c := col.(type) {
-	case *array.Boolean:
-		return c.Value(i), nil
-	case *array.Int8:
-		return c.Value(i), nil
-	case *array.Uint8:
-		return c.Value(i), nil
-	case *array.Int16:
-		return c.Value(i), nil
-	case *array.Uint16:
-		return c.Value(i), nil
-	case *array.Int32:
-		return c.Value(i), nil
-	case *array.Uint32:
-		return c.Value(i), nil
-	case *array.Int64:
-		return c.Value(i), nil
-	case *array.Uint64:
-		return c.Value(i), nil
-	case *array.Float16:
-		return c.Value(i), nil
-	case *array.Float32:
-		return c.Value(i), nil
-	case *array.Float64:
-		return c.Value(i), nil
-	case *array.String:
-		return strings.Clone(c.Value(i)), nil
-	case *array.LargeString:
-		return strings.Clone(c.Value(i)), nil
-	case *array.StringView:
-		return strings.Clone(c.Value(i)), nil
-	case *array.Binary:
-		return copyBytes(c.Value(i)), nil
-	case *array.LargeBinary:
-		return copyBytes(c.Value(i)), nil
-	case *array.BinaryView:
-		return copyBytes(c.Value(i)), nil
-	case *array.FixedSizeBinary:
-		return copyBytes(c.Value(i)), nil
-	case *array.Date32:
-		return c.Value(i).ToTime(), nil
-	case *array.Date64:
-		return c.Value(i).ToTime(), nil
-	case *array.Time32:
-		return c.Value(i).ToTime(c.DataType().(*arrow.Time32Type).Unit), nil
-	case *array.Time64:
-		return c.Value(i).ToTime(c.DataType().(*arrow.Time64Type).Unit), nil
-	case *array.Timestamp:
-		return c.Value(i).ToTime(c.DataType().(*arrow.TimestampType).Unit), nil
-	case *array.Duration:
-		v, m := int64(c.Value(i)), int64(c.DataType().(*arrow.DurationType).Unit.Multiplier())
-		if d := v * m; m != 0 && d/m == v {
-			return time.Duration(d), nil
-		}
-		return nil, adbcerr.New(adbc.StatusInvalidData, fmt.Sprintf("a duration of %d %s is past time.Duration's ±292 years", v, c.DataType().(*arrow.DurationType).Unit))
-	case *array.Decimal128:
-		return c.Value(i), nil
-	case *array.Decimal256:
-		return c.Value(i), nil
-	case *array.MonthInterval:
-		return c.Value(i), nil
-	case *array.DayTimeInterval:
-		return c.Value(i), nil
-	case *array.MonthDayNanoInterval:
-		return c.Value(i), nil
+	if c := convs[col.DataType().ID()]; c.read != nil {
+		return c.read(col, i)
 	}
 	return arreflect.AtAny(col, i)
 }
@@ -280,53 +204,8 @@ func scanType(dt arrow.DataType) reflect.Type {
 	case arrow.ExtensionType:
 		return scanType(dt.StorageType())
 	}
-	switch dt.ID() {
-	case arrow.BOOL:
-		return reflect.TypeFor[bool]()
-	case arrow.INT8:
-		return reflect.TypeFor[int8]()
-	case arrow.UINT8:
-		return reflect.TypeFor[uint8]()
-	case arrow.INT16:
-		return reflect.TypeFor[int16]()
-	case arrow.UINT16:
-		return reflect.TypeFor[uint16]()
-	case arrow.INT32:
-		return reflect.TypeFor[int32]()
-	case arrow.UINT32:
-		return reflect.TypeFor[uint32]()
-	case arrow.INT64:
-		return reflect.TypeFor[int64]()
-	case arrow.UINT64:
-		return reflect.TypeFor[uint64]()
-	case arrow.FLOAT16:
-		return reflect.TypeFor[float16.Num]()
-	case arrow.FLOAT32:
-		return reflect.TypeFor[float32]()
-	case arrow.FLOAT64:
-		return reflect.TypeFor[float64]()
-	case arrow.STRING, arrow.LARGE_STRING, arrow.STRING_VIEW:
-		return reflect.TypeFor[string]()
-	case arrow.BINARY, arrow.LARGE_BINARY, arrow.BINARY_VIEW, arrow.FIXED_SIZE_BINARY:
-		return reflect.TypeFor[[]byte]()
-	case arrow.DATE32, arrow.DATE64, arrow.TIME32, arrow.TIME64, arrow.TIMESTAMP:
-		return reflect.TypeFor[time.Time]()
-	case arrow.DURATION:
-		return reflect.TypeFor[time.Duration]()
-	case arrow.DECIMAL128:
-		return reflect.TypeFor[decimal128.Num]()
-	case arrow.DECIMAL256:
-		return reflect.TypeFor[decimal256.Num]()
-	case arrow.DECIMAL32:
-		return reflect.TypeFor[decimal.Decimal32]()
-	case arrow.DECIMAL64:
-		return reflect.TypeFor[decimal.Decimal64]()
-	case arrow.INTERVAL_MONTHS:
-		return reflect.TypeFor[arrow.MonthInterval]()
-	case arrow.INTERVAL_DAY_TIME:
-		return reflect.TypeFor[arrow.DayTimeInterval]()
-	case arrow.INTERVAL_MONTH_DAY_NANO:
-		return reflect.TypeFor[arrow.MonthDayNanoInterval]()
+	if c, ok := convs[dt.ID()]; ok {
+		return c.goType
 	}
 	if t, err := arreflect.InferGoType(dt); err == nil {
 		return t
