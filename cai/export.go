@@ -184,23 +184,21 @@ type download struct {
 	first int64
 }
 
+// run fills desc's data pointer and mask, in phases: where the values and
+// masks are (plan), the bitmaps brought to the host (download), booleans
+// made bytes and the validity of every level folded into one mask (fold),
+// and those sent to the device (upload).
 func (x *exporter) run(desc *Interface) error {
 	l := x.l
 	if l.total == 0 {
 		return nil // no elements: pointer 0, no mask
 	}
-	var masked []download
-	for i, n := range l.nodes {
-		if len(n.Buffers) > 0 && n.Buffers[0].Ptr != 0 && n.NullCount != 0 {
-			masked = append(masked, download{n: n, per: l.Per(i)})
-		}
+	masked, leaf, err := x.plan()
+	if err != nil {
+		return err
 	}
-	leaf := download{n: l.nodes[len(l.nodes)-1], per: 1}
-	if len(leaf.n.Buffers) < 2 || leaf.n.Buffers[1].Ptr == 0 {
-		return invalidf("Export: the %s values have no buffer", leaf.n.Type)
-	}
-	values := leaf.n.Buffers[1]
 	if !l.bits {
+		values := leaf.n.Buffers[1]
 		if err := fits(values, (leaf.n.Start+l.total)*l.itemsize, "values"); err != nil {
 			return err
 		}
@@ -215,84 +213,24 @@ func (x *exporter) run(desc *Interface) error {
 	}
 	s := x.stream
 	if s == nil {
-		var err error
 		if s, err = dev.NewStream(); err != nil {
 			return err
 		}
 		defer s.Close()
 	}
-	var dls []download
-	get := func(d download, buf cdevice.DeviceBuffer, what string) error {
-		d.first = d.n.Start &^ 7
-		n := (d.n.Start+l.total/d.per+7)/8 - d.first/8
-		if err := fits(buf, d.first/8+n, what); err != nil {
-			return err
-		}
-		d.host = make([]byte, n)
-		dls = append(dls, d)
-		return dev.CopyToHost(d.host, buf.Ptr, int(d.first/8), s)
-	}
-	for _, d := range masked {
-		if err := get(d, d.n.Buffers[0], "validity bitmap"); err != nil {
-			return err
-		}
-	}
 	if l.bits {
-		if err := get(leaf, values, "values"); err != nil {
-			return err
-		}
+		masked = append(masked, leaf) // the values' bits come last
 	}
-	if err := s.Synchronize(); err != nil {
+	if err := x.download(dev, s, masked); err != nil {
 		return err
 	}
-	if err := x.ctx.Err(); err != nil {
-		return err
-	}
-	var upload [][]byte
+	var bools []byte
 	if l.bits {
-		d := dls[len(dls)-1]
-		b := make([]byte, l.total)
-		for i := range b {
-			if bitutil.BitIsSet(d.host, int(d.n.Start-d.first)+i) {
-				b[i] = 1
-			}
-		}
-		upload = append(upload, b)
-		dls = dls[:len(dls)-1]
+		bools, masked = x.bytesOf(masked[len(masked)-1]), masked[:len(masked)-1]
 	}
-	var mask []byte
-	for _, d := range dls {
-		if mask == nil {
-			mask = make([]byte, l.total)
-			for i := range mask {
-				mask[i] = 1
-			}
-		}
-		per := d.per
-		for j := range l.total / per {
-			if !bitutil.BitIsSet(d.host, int(d.n.Start-d.first+j)) {
-				clear(mask[j*per : (j+1)*per])
-			}
-		}
-	}
-	if mask != nil && !allOnes(mask) {
-		upload = append(upload, mask)
-	} else {
-		mask = nil
-	}
-	ptrs := make([]device.Pointer, len(upload))
-	for i, b := range upload {
-		p, err := dev.Alloc(len(b))
-		if err != nil {
-			return err
-		}
-		x.e.allocs = append(x.e.allocs, p)
-		ptrs[i] = p
-		if err := dev.CopyToDevice(p, 0, b, s); err != nil {
-			return err
-		}
-	}
-	if err := s.Synchronize(); err != nil {
+	mask := x.fold(masked)
+	ptrs, err := x.upload(dev, s, bools, mask)
+	if err != nil {
 		return err
 	}
 	if l.bits {
@@ -308,6 +246,106 @@ func (x *exporter) run(desc *Interface) error {
 		desc.Mask = m
 	}
 	return nil
+}
+
+// plan finds the nodes whose validity masks elements, and the leaf, whose
+// values buffer must be there.
+func (x *exporter) plan() (masked []download, leaf download, err error) {
+	l := x.l
+	for i, n := range l.nodes {
+		if len(n.Buffers) > 0 && n.Buffers[0].Ptr != 0 && n.NullCount != 0 {
+			masked = append(masked, download{n: n, per: l.Per(i)})
+		}
+	}
+	leaf = download{n: l.nodes[len(l.nodes)-1], per: 1}
+	if len(leaf.n.Buffers) < 2 || leaf.n.Buffers[1].Ptr == 0 {
+		return nil, leaf, invalidf("Export: the %s values have no buffer", leaf.n.Type)
+	}
+	return masked, leaf, nil
+}
+
+// download copies the bitmap range of each of dls to the host (the leaf's
+// values where it is last and the values are bits, else validity), with
+// one synchronization.
+func (x *exporter) download(dev device.Device, s device.Stream, dls []download) error {
+	l := x.l
+	for i := range dls {
+		d := &dls[i]
+		buf, what := d.n.Buffers[0], "validity bitmap"
+		if l.bits && i == len(dls)-1 {
+			buf, what = d.n.Buffers[1], "values"
+		}
+		d.first = d.n.Start &^ 7
+		n := (d.n.Start+l.total/d.per+7)/8 - d.first/8
+		if err := fits(buf, d.first/8+n, what); err != nil {
+			return err
+		}
+		d.host = make([]byte, n)
+		if err := dev.CopyToHost(d.host, buf.Ptr, int(d.first/8), s); err != nil {
+			return err
+		}
+	}
+	if err := s.Synchronize(); err != nil {
+		return err
+	}
+	return x.ctx.Err()
+}
+
+// bytesOf is the boolean values of d, a byte each.
+func (x *exporter) bytesOf(d download) []byte {
+	b := make([]byte, x.l.total)
+	for i := range b {
+		if bitutil.BitIsSet(d.host, int(d.n.Start-d.first)+i) {
+			b[i] = 1
+		}
+	}
+	return b
+}
+
+// fold is the mask of the leaf's elements, one byte each, 0 where any
+// level's validity masks it; nil where nothing is masked.
+func (x *exporter) fold(dls []download) []byte {
+	if len(dls) == 0 {
+		return nil
+	}
+	mask := make([]byte, x.l.total)
+	for i := range mask {
+		mask[i] = 1
+	}
+	for _, d := range dls {
+		per := d.per
+		for j := range x.l.total / per {
+			if !bitutil.BitIsSet(d.host, int(d.n.Start-d.first+j)) {
+				clear(mask[j*per : (j+1)*per])
+			}
+		}
+	}
+	if allOnes(mask) {
+		return nil
+	}
+	return mask
+}
+
+// upload copies the booleans' bytes and the mask (each where not nil), in
+// that order, into device memory the export owns, with one
+// synchronization.
+func (x *exporter) upload(dev device.Device, s device.Stream, parts ...[]byte) ([]device.Pointer, error) {
+	var ptrs []device.Pointer
+	for _, b := range parts {
+		if b == nil {
+			continue
+		}
+		p, err := dev.Alloc(len(b))
+		if err != nil {
+			return nil, err
+		}
+		x.e.allocs = append(x.e.allocs, p)
+		ptrs = append(ptrs, p)
+		if err := dev.CopyToDevice(p, 0, b, s); err != nil {
+			return nil, err
+		}
+	}
+	return ptrs, s.Synchronize()
 }
 
 // fits checks that a buffer of known size holds n bytes.

@@ -208,30 +208,65 @@ type fetch struct {
 	base int64 // the first element's index in host
 }
 
+// run builds the array, in phases: its Arrow type and whether its data
+// can be used in place (plan), the wait for the producer, then where it
+// cannot (or the values are bits, or there is a mask) the host copies,
+// repacked into Arrow's layout and sent back to the device (copyIn).
 func (im *importer) run() (*cdevice.DeviceArray, error) {
-	d, t := im.d, im.t
-	item := int64(t.size)
+	d, item := im.d, int64(im.t.size)
+	lay, zeroCopy, err := im.plan()
+	if err != nil {
+		return nil, err
+	}
+	bits := im.t.kind == 'b'
+	copies := bits || !zeroCopy || d.Mask != nil
+	if err := im.sync(copies); err != nil {
+		return nil, err
+	}
+	if err := im.ctx.Err(); err != nil {
+		return nil, err
+	}
 	total := d.Len()
+	values := cdevice.DeviceBuffer{Ptr: device.Pointer(d.Data.Ptr), Size: total * item}
+	var validity cdevice.DeviceBuffer
+	var nulls int64
+	switch {
+	case total == 0:
+		values = cdevice.DeviceBuffer{}
+	case copies:
+		var vals *cdevice.DeviceBuffer
+		if vals, validity, nulls, err = im.copyIn(lay, bits || !zeroCopy); err != nil {
+			return nil, err
+		}
+		if vals != nil {
+			values = *vals
+		}
+	}
+	dev := im.dev
+	return lay.Tree(d.Shape[0], cdevice.DeviceArray{NullCount: nulls, Buffers: []cdevice.DeviceBuffer{validity, values},
+		DeviceType: dev.Type(), DeviceID: dev.ID(), Device: dev}), nil
+}
+
+// plan is the array's Arrow layout (a fixed-size list for two dimensions,
+// a fixed-shape tensor for more, its physical shape and permutation where
+// the strides permute the dimensions), and whether the data is usable in
+// place: contiguous, or a permutation a tensor type describes.
+func (im *importer) plan() (lay *ndarray.Layout, zeroCopy bool, err error) {
+	d, item := im.d, int64(im.t.size)
 	shape := d.Shape
 	var phys, perm []int64 // a zero-copy tensor's physical row shape and permutation
-	zeroCopy := true
+	zeroCopy = true
 	switch {
-	case total == 0 || contiguous(shape, d.Strides, item):
+	case d.Len() == 0 || contiguous(shape, d.Strides, item):
 	case len(shape) >= 3:
-		var ok bool
-		if phys, perm, ok = permuted(shape, d.Strides, item); !ok {
-			zeroCopy = false
-		}
+		phys, perm, zeroCopy = permuted(shape, d.Strides, item) // nil, nil, false where they do not
+
 	default:
 		zeroCopy = false
 	}
-	if !zeroCopy && !im.cfg.allowCopy && t.kind != 'b' {
-		return nil, unsupportedf("strides %v of shape %v (%d-byte elements) have no zero-copy Arrow layout; pass WithAllowCopy to copy", d.Strides, shape, item)
+	if !zeroCopy && !im.cfg.allowCopy && im.t.kind != 'b' {
+		return nil, false, unsupportedf("strides %v of shape %v (%d-byte elements) have no zero-copy Arrow layout; pass WithAllowCopy to copy", d.Strides, shape, item)
 	}
-	bits := t.kind == 'b'
-	copies := bits || !zeroCopy || d.Mask != nil
-
-	// The Arrow type, and the strides of its layout, which copies follow.
 	typ := im.elem
 	switch {
 	case len(shape) == 2:
@@ -242,82 +277,79 @@ func (im *importer) run() (*cdevice.DeviceArray, error) {
 		}
 		tt, err := tensor.NewFixedShapeType(im.elem, phys, perm, nil)
 		if err != nil {
-			return nil, unsupportedf("shape %v: %v", shape, err)
+			return nil, false, unsupportedf("shape %v: %v", shape, err)
 		}
 		typ = tt
 	}
-	lay, err := ndarray.LayoutOf(typ)
-	if err != nil {
-		return nil, err
-	}
+	lay, err = ndarray.LayoutOf(typ)
+	return lay, zeroCopy, err
+}
 
-	if err := im.sync(copies); err != nil {
-		return nil, err
+// copyIn fetches the values (where copyValues) and the mask to the host
+// with one synchronization, repacks them into lay's row-major order
+// (booleans as bits, the mask as a validity bitmap, kept only where it
+// masks something), and uploads them with one more.
+func (im *importer) copyIn(lay *ndarray.Layout, copyValues bool) (values *cdevice.DeviceBuffer, validity cdevice.DeviceBuffer, nulls int64, err error) {
+	d, item := im.d, int64(im.t.size)
+	var vals, mask *fetch
+	if copyValues {
+		if vals, err = im.get(d, item); err != nil {
+			return nil, validity, 0, err
+		}
 	}
-	if err := im.ctx.Err(); err != nil {
-		return nil, err
+	if d.Mask != nil {
+		if mask, err = im.get(d.Mask, 1); err != nil {
+			return nil, validity, 0, err
+		}
 	}
-
-	values := cdevice.DeviceBuffer{Ptr: device.Pointer(d.Data.Ptr), Size: total * item}
-	var validity cdevice.DeviceBuffer
-	var nulls int64
-	if total > 0 && copies {
-		var vals, mask *fetch
-		var err error
-		if bits || !zeroCopy {
-			if vals, err = im.get(d, item); err != nil {
-				return nil, err
-			}
-		}
-		if d.Mask != nil {
-			if mask, err = im.get(d.Mask, 1); err != nil {
-				return nil, err
-			}
-		}
-		if err := im.s.Synchronize(); err != nil {
-			return nil, err
-		}
-		var uploads [][]byte
-		if vals != nil {
-			if err := allocatable(total * item); err != nil {
-				return nil, err
-			}
-			b := make([]byte, total*item)
-			ndarray.Copy(b, vals.host, shape, lay.Strides(item), strides(d, item), vals.base, item)
-			if bits {
-				b, _ = ndarray.PackBits(b)
-			}
-			uploads = append(uploads, b)
-		}
-		if mask != nil {
-			if err := allocatable(total); err != nil {
-				return nil, err
-			}
-			b := make([]byte, total)
-			ndarray.Copy(b, mask.host, shape, lay.Strides(1), strides(d.Mask, 1), mask.base, 1)
-			var bm []byte
-			if bm, nulls = ndarray.PackBits(b); nulls > 0 {
-				uploads = append(uploads, bm)
-			}
-		}
-		ptrs, err := im.upload(uploads)
+	if err := im.s.Synchronize(); err != nil {
+		return nil, validity, 0, err
+	}
+	var uploads [][]byte
+	if vals != nil {
+		b, err := repack(vals, d, d, lay, item)
 		if err != nil {
-			return nil, err
+			return nil, validity, 0, err
 		}
-		if vals != nil {
-			values = cdevice.DeviceBuffer{Ptr: ptrs[0], Size: int64(len(uploads[0]))}
-			ptrs, uploads = ptrs[1:], uploads[1:]
+		if im.t.kind == 'b' {
+			b, _ = ndarray.PackBits(b)
 		}
-		if nulls > 0 {
-			validity = cdevice.DeviceBuffer{Ptr: ptrs[0], Size: int64(len(uploads[0]))}
+		uploads = append(uploads, b)
+	}
+	if mask != nil {
+		b, err := repack(mask, d, d.Mask, lay, 1)
+		if err != nil {
+			return nil, validity, 0, err
+		}
+		var bm []byte
+		if bm, nulls = ndarray.PackBits(b); nulls > 0 {
+			uploads = append(uploads, bm)
 		}
 	}
-	if total == 0 {
-		values = cdevice.DeviceBuffer{}
+	ptrs, err := im.upload(uploads)
+	if err != nil {
+		return nil, validity, 0, err
 	}
-	dev := im.dev
-	return lay.Tree(shape[0], cdevice.DeviceArray{NullCount: nulls, Buffers: []cdevice.DeviceBuffer{validity, values},
-		DeviceType: dev.Type(), DeviceID: dev.ID(), Device: dev}), nil
+	if vals != nil {
+		values = &cdevice.DeviceBuffer{Ptr: ptrs[0], Size: int64(len(uploads[0]))}
+		ptrs, uploads = ptrs[1:], uploads[1:]
+	}
+	if nulls > 0 {
+		validity = cdevice.DeviceBuffer{Ptr: ptrs[0], Size: int64(len(uploads[0]))}
+	}
+	return values, validity, nulls, nil
+}
+
+// repack copies what f fetched of x (the data d's values, or its mask:
+// item-byte elements of d's shape) into lay's row-major order.
+func repack(f *fetch, d, x *Interface, lay *ndarray.Layout, item int64) ([]byte, error) {
+	total := d.Len()
+	if err := allocatable(total * item); err != nil {
+		return nil, err
+	}
+	b := make([]byte, total*item)
+	ndarray.Copy(b, f.host, d.Shape, lay.Strides(item), strides(x, item), f.base, item)
+	return b, nil
 }
 
 // strides are a descriptor's strides, the row-major ones when it has none.
