@@ -31,6 +31,22 @@ type conv struct {
 	build  func(v any, dt arrow.DataType) (arrow.Array, error)
 }
 
+// convOf is the entry of id (the zero conv where there is none), from an
+// array: rows read one a cell.
+func convOf(id arrow.Type) *conv {
+	if int(id) < len(convByID) {
+		return &convByID[id]
+	}
+	return &conv{}
+}
+
+var convByID = func() (t [arrow.DECIMAL64 + 1]conv) {
+	for id, c := range convs {
+		t[id] = c
+	}
+	return t
+}()
+
 // convs is the table, one entry per Arrow type this package knows.
 var convs = map[arrow.Type]conv{
 	arrow.BOOL:    plain[bool, *array.Boolean](array.NewBooleanBuilder),

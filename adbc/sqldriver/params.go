@@ -88,7 +88,7 @@ const (
 // matchesType reports whether v, or what it points to, has a Go type that
 // binds as a parameter of type id.
 func matchesType(id arrow.Type, v any) typeMatch {
-	c := convs[id]
+	c := convOf(id)
 	if len(c.binds) == 0 {
 		return typeUnknown
 	}
@@ -111,7 +111,7 @@ func coerce(v any, id arrow.Type) (any, bool) {
 	if v == nil { // a driver.Valuer's NULL (sql.NullString{}...), a nil pointer
 		return nil, true
 	}
-	c := convs[id]
+	c := convOf(id)
 	if len(c.binds) == 0 {
 		return nil, false
 	}
@@ -164,10 +164,10 @@ func arrFromVal(val any, dt arrow.DataType) (arrow.Array, error) {
 	if !ok {
 		return nil, adbcerr.New(adbc.StatusNotImplemented, fmt.Sprintf("unsupported parameter type %T", val))
 	}
-	if dt != nil && slices.Contains(convs[dt.ID()].binds, t) {
+	if dt != nil && slices.Contains(convOf(dt.ID()).binds, t) {
 		id = dt.ID() // a string as a LARGE_STRING, bytes as a BINARY_VIEW...
 	}
-	return convs[id].build(val, dt)
+	return convOf(id).build(val, dt)
 }
 
 // timeArray makes a one-value array of t: a timestamp (defaultTimestamp

@@ -20,6 +20,7 @@ type rows struct {
 	rdr          array.RecordReader
 	schema       *arrow.Schema
 	cur          arrow.RecordBatch // the reader's current batch, or nil
+	reads        []cellReader      // of cur's columns
 	row          int64             // the next row of cur
 	rowsAffected int64
 	done         func() error // releases the statement, once
@@ -107,9 +108,17 @@ func (r *rows) Next(dest []driver.Value) (err error) {
 			return io.EOF
 		}
 		r.cur, r.row = r.rdr.RecordBatch(), 0
+		r.reads = r.reads[:0]
+		for _, col := range r.cur.Columns() {
+			r.reads = append(r.reads, readerOf(col))
+		}
 	}
 	for i, col := range r.cur.Columns() {
-		v, err := valueAt(col, int(r.row))
+		if col.IsNull(int(r.row)) {
+			dest[i] = nil
+			continue
+		}
+		v, err := r.reads[i](col, int(r.row))
 		if err != nil {
 			return err
 		}
@@ -117,6 +126,19 @@ func (r *rows) Next(dest []driver.Value) (err error) {
 	}
 	r.row++
 	return nil
+}
+
+// A cellReader reads the non-null element i of a column.
+type cellReader func(col arrow.Array, i int) (driver.Value, error)
+
+// readerOf is how to read col's cells: its type's entry where col holds
+// its values itself, else valueAt (a dictionary, a union, an extension
+// type: resolved cell by cell).
+func readerOf(col arrow.Array) cellReader {
+	if c := convOf(col.DataType().ID()); c.read != nil {
+		return c.read
+	}
+	return valueAt
 }
 
 // valueAt is element i of col as a driver.Value: nil for a null, a Go
@@ -147,7 +169,7 @@ resolve: // to the array that holds the value itself
 	if col.IsNull(i) {
 		return nil, nil
 	}
-	if c := convs[col.DataType().ID()]; c.read != nil {
+	if c := convOf(col.DataType().ID()); c.read != nil {
 		return c.read(col, i)
 	}
 	return arreflect.AtAny(col, i)
@@ -204,7 +226,7 @@ func scanType(dt arrow.DataType) reflect.Type {
 	case arrow.ExtensionType:
 		return scanType(dt.StorageType())
 	}
-	if c, ok := convs[dt.ID()]; ok {
+	if c := convOf(dt.ID()); c.goType != nil {
 		return c.goType
 	}
 	if t, err := arreflect.InferGoType(dt); err == nil {

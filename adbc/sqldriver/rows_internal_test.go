@@ -28,3 +28,35 @@ func TestDurationOutOfRange(t *testing.T) {
 		t.Errorf("3600 s: %v, %v", v, err)
 	}
 }
+
+// BenchmarkValueAt reads an int64, a string and a timestamp column value
+// by value, as rows' Next does for every cell (its reader found once a
+// batch).
+func BenchmarkValueAt(b *testing.B) {
+	mem := memory.DefaultAllocator
+	ib := array.NewInt64Builder(mem)
+	sb := array.NewStringBuilder(mem)
+	tb := array.NewTimestampBuilder(mem, &arrow.TimestampType{Unit: arrow.Microsecond})
+	for i := range 1024 {
+		ib.Append(int64(i))
+		sb.Append("value")
+		tb.Append(arrow.Timestamp(i))
+	}
+	cols := []arrow.Array{ib.NewArray(), sb.NewArray(), tb.NewArray()}
+	for _, c := range cols {
+		defer c.Release()
+	}
+	for b.Loop() {
+		reads := []cellReader{readerOf(cols[0]), readerOf(cols[1]), readerOf(cols[2])}
+		for i := range 1024 {
+			for j, c := range cols {
+				if c.IsNull(i) {
+					continue
+				}
+				if _, err := reads[j](c, i); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	}
+}
