@@ -61,12 +61,12 @@ func TestDeviceGoldRoundTrip(t *testing.T) {
 						}
 						var host arrow.RecordBatch
 						if direct {
-							host, err = cdevice.ImportDeviceRecordBatch(arr, sch, cdevice.WithFullValidation())
+							host, err = cdevice.ImportDeviceRecordBatch(context.Background(), arr, sch, cdevice.WithFullValidation())
 							if err != nil {
 								t.Fatalf("batch %d: ImportDeviceRecordBatch: %v", i, err)
 							}
 						} else {
-							got, err := cdevice.ImportDeviceRecordBatchOnDevice(arr, sch)
+							got, err := cdevice.ImportDeviceRecordBatchOnDevice(context.Background(), arr, sch)
 							if err != nil {
 								t.Fatalf("batch %d: import: %v", i, err)
 							}
@@ -118,7 +118,7 @@ func TestDeviceArrayCopies(t *testing.T) {
 					t.Fatal(err)
 				}
 				da.Release()
-				got, err := cdevice.ImportDeviceArray(arr, sch)
+				got, err := cdevice.ImportDeviceArray(context.Background(), arr, sch)
 				if err != nil {
 					t.Fatalf("column %d: ImportDeviceArray: %v", i, err)
 				}
@@ -146,7 +146,7 @@ func TestDeviceArrayWithoutBackend(t *testing.T) {
 	}
 	db.Release()
 	arr.DeviceType, arr.DeviceID = abi.DeviceVulkan, 7 // no backend for it
-	got, err := cdevice.ImportDeviceRecordBatchOnDevice(arr, sch)
+	got, err := cdevice.ImportDeviceRecordBatchOnDevice(context.Background(), arr, sch)
 	if err != nil {
 		t.Fatalf("metadata import: %v", err)
 	}
@@ -171,7 +171,7 @@ func TestDeviceArrayWithoutBackend(t *testing.T) {
 	}
 	db.Release()
 	arr.DeviceType = abi.DeviceMetal
-	if _, err := cdevice.ImportDeviceArray(arr, sch); !errors.Is(err, cdevice.ErrUnknownDevice) {
+	if _, err := cdevice.ImportDeviceArray(context.Background(), arr, sch); !errors.Is(err, cdevice.ErrUnknownDevice) {
 		t.Errorf("ImportDeviceArray: %v, want ErrUnknownDevice", err)
 	}
 	if !arr.Array.Released() || !sch.Released() {
@@ -378,7 +378,7 @@ func emptyShapeRoundTrips(t *testing.T, ctx context.Context, dev device.Device, 
 		t.Fatal(err)
 	}
 	db.Release()
-	got, err := cdevice.ImportDeviceRecordBatchOnDevice(arr, sch)
+	got, err := cdevice.ImportDeviceRecordBatchOnDevice(context.Background(), arr, sch)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -416,7 +416,7 @@ func emptyShapeRoundTrips(t *testing.T, ctx context.Context, dev device.Device, 
 			t.Fatal(err)
 		}
 		da.Release()
-		a, err := cdevice.ImportDeviceArray(arr, sch)
+		a, err := cdevice.ImportDeviceArray(context.Background(), arr, sch)
 		if err != nil {
 			t.Fatalf("column %d: ImportDeviceArray: %v", i, err)
 		}
@@ -529,7 +529,7 @@ func TestCPURecordBatch(t *testing.T) {
 				if arr.DeviceType != abi.DeviceCPU || arr.SyncEvent != 0 {
 					t.Errorf("exported as %s with sync_event %#x", arr.DeviceType, arr.SyncEvent)
 				}
-				host, err := cdevice.ImportDeviceRecordBatch(arr, sch, cdevice.WithFullValidation())
+				host, err := cdevice.ImportDeviceRecordBatch(context.Background(), arr, sch, cdevice.WithFullValidation())
 				if err != nil {
 					t.Fatalf("batch %d: import: %v", i, err)
 				}

@@ -1,6 +1,7 @@
 package cdevice
 
 import (
+	"context"
 	"errors"
 	"runtime"
 	"slices"
@@ -33,38 +34,42 @@ import (
 // sizes that depend on device contents are -1, and reading the data fails
 // with ErrNotReadable.
 //
-// WithContext bounds the wait for the producer's sync_event (the host waits
-// then, polling the event). The data stays on the device, so
+// ctx bounds the wait for the producer's sync_event (the host waits then,
+// polling the event): when it ends first, the import fails with its error
+// (errors.Is with context.Canceled or context.DeadlineExceeded) and
+// releases its input, so an event that never completes cannot hang it. The data stays on the device, so
 // WithFullValidation's checks of contents apply when it is brought to the
 // host (ImportDeviceArray does; else ValidateFull on ToHost's result); here
 // it reads every offset the structure checks use.
-func ImportDeviceArrayOnDevice(arr *abi.DeviceArray, schema *abi.Schema, opts ...ImportOption) (*DeviceArray, error) {
+func ImportDeviceArrayOnDevice(ctx context.Context, arr *abi.DeviceArray, schema *abi.Schema, opts ...ImportOption) (*DeviceArray, error) {
 	f, err := ImportField(schema)
 	if err != nil {
 		ReleaseDeviceArray(arr)
 		return nil, err
 	}
-	return importDeviceTree(arr, f.Type, applyImportOptions(opts))
+	cfg := applyImportOptions(opts)
+	cfg.ctx = ctx
+	return importDeviceTree(arr, f.Type, cfg)
 }
 
 // ImportDeviceRecordBatchOnDevice imports a struct-typed ArrowDeviceArray
 // and its schema as a DeviceRecordBatch, leaving the buffers where they are,
 // as ImportDeviceArrayOnDevice does (ImportDeviceRecordBatch brings the
 // batch to host memory).
-func ImportDeviceRecordBatchOnDevice(arr *abi.DeviceArray, schema *abi.Schema, opts ...ImportOption) (*DeviceRecordBatch, error) {
+func ImportDeviceRecordBatchOnDevice(ctx context.Context, arr *abi.DeviceArray, schema *abi.Schema, opts ...ImportOption) (*DeviceRecordBatch, error) {
 	sc, err := ImportSchema(schema)
 	if err != nil {
 		ReleaseDeviceArray(arr)
 		return nil, err
 	}
-	return ImportDeviceRecordBatchOnDeviceWithSchema(arr, sc, opts...)
+	return ImportDeviceRecordBatchOnDeviceWithSchema(ctx, arr, sc, opts...)
 }
 
 // ImportDeviceRecordBatchOnDeviceWithSchema is
 // ImportDeviceRecordBatchOnDevice with a schema already imported (a
 // stream's).
-func ImportDeviceRecordBatchOnDeviceWithSchema(arr *abi.DeviceArray, sc *arrow.Schema, opts ...ImportOption) (*DeviceRecordBatch, error) {
-	bs, errs := ImportDeviceRecordBatchesOnDevice([]*abi.DeviceArray{arr}, sc, opts...)
+func ImportDeviceRecordBatchOnDeviceWithSchema(ctx context.Context, arr *abi.DeviceArray, sc *arrow.Schema, opts ...ImportOption) (*DeviceRecordBatch, error) {
+	bs, errs := ImportDeviceRecordBatchesOnDevice(ctx, []*abi.DeviceArray{arr}, sc, opts...)
 	return bs[0], errs[0]
 }
 
@@ -77,7 +82,7 @@ func ImportDeviceRecordBatchOnDeviceWithSchema(arr *abi.DeviceArray, sc *arrow.S
 // is its own (when reading together fails, each batch is read again on
 // its own, so that one batch's bad buffer fails only that batch). Every
 // array is released, or owned by its batch, on return.
-func ImportDeviceRecordBatchesOnDevice(arrs []*abi.DeviceArray, sc *arrow.Schema, opts ...ImportOption) ([]*DeviceRecordBatch, []error) {
+func ImportDeviceRecordBatchesOnDevice(ctx context.Context, arrs []*abi.DeviceArray, sc *arrow.Schema, opts ...ImportOption) ([]*DeviceRecordBatch, []error) {
 	bs, errs := make([]*DeviceRecordBatch, len(arrs)), make([]error, len(arrs))
 	if sc == nil {
 		for i, arr := range arrs {
@@ -102,7 +107,9 @@ func ImportDeviceRecordBatchesOnDevice(arrs []*abi.DeviceArray, sc *arrow.Schema
 		rest, at = append(rest, arr), append(at, i)
 	}
 	roots, rerrs := make([]*DeviceArray, len(rest)), make([]error, len(rest))
-	importDeviceTrees(rest, structOf(sc), applyImportOptions(opts), roots, rerrs)
+	cfg := applyImportOptions(opts)
+	cfg.ctx = ctx
+	importDeviceTrees(rest, structOf(sc), cfg, roots, rerrs)
 	for k, i := range at {
 		root, err := roots[k], rerrs[k]
 		if err == nil && root.NullCount > 0 {

@@ -99,7 +99,7 @@ func TestImportDeviceRecordBatchesReadTogether(t *testing.T) {
 
 	export()
 	before := reading.calls.Load()
-	bs, errs := cdevice.ImportDeviceRecordBatchesOnDevice(arrs, rec.Schema())
+	bs, errs := cdevice.ImportDeviceRecordBatchesOnDevice(context.Background(), arrs, rec.Schema())
 	if c := reading.calls.Load() - before; c != 1 {
 		t.Errorf("%d batches imported with %d ReadValues, want 1", n, c)
 	}
@@ -109,7 +109,7 @@ func TestImportDeviceRecordBatchesReadTogether(t *testing.T) {
 	reading.poison.Store(uintptr(dbs[2].Columns[1].Buffers[1].Ptr))
 	defer reading.poison.Store(0)
 	before = reading.calls.Load()
-	bs, errs = cdevice.ImportDeviceRecordBatchesOnDevice(arrs, rec.Schema())
+	bs, errs = cdevice.ImportDeviceRecordBatchesOnDevice(context.Background(), arrs, rec.Schema())
 	if c := reading.calls.Load() - before; c != 1+n {
 		t.Errorf("a failed read together, then each batch's: %d ReadValues, want %d", c, 1+n)
 	}

@@ -98,7 +98,7 @@ func TestImportDeviceStringsSyncsOnce(t *testing.T) {
 	arr, sch := offHeap[abi.DeviceArray](t), offHeap[abi.Schema](t)
 	exportOnCounting(t, rec, arr, sch)
 	before := counting.syncs.Load()
-	got, err := cdevice.ImportDeviceRecordBatchOnDevice(arr, sch)
+	got, err := cdevice.ImportDeviceRecordBatchOnDevice(context.Background(), arr, sch)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +130,7 @@ func BenchmarkImportDeviceStrings(b *testing.B) {
 		exportOnCounting(b, rec, arr, sch)
 		before := counting.syncs.Load()
 		b.StartTimer()
-		got, err := cdevice.ImportDeviceRecordBatchOnDevice(arr, sch)
+		got, err := cdevice.ImportDeviceRecordBatchOnDevice(context.Background(), arr, sch)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -16,28 +16,28 @@ var (
 	// where one is required, wrong buffer or child count for the type,
 	// malformed format string or metadata, out-of-range length or offset).
 	// It is device.ErrInvalid, which devices return for bad arguments.
-	ErrInvalid = errs.Invalid
+	ErrInvalid = errs.ErrInvalid
 	// ErrReleased: a struct was already released (or moved from), or a
 	// device stream or event is used after its Close. It is
 	// device.ErrReleased.
-	ErrReleased = errs.Released
+	ErrReleased = errs.ErrReleased
 	// ErrUnsupported: a valid type or feature this package does not handle.
-	ErrUnsupported = errs.Unsupported
+	ErrUnsupported = errs.ErrUnsupported
 	// ErrUnknownDevice: the array lives on a device that no loaded backend
 	// owns (no runtime for its device type, or no such device id). It is
 	// device.ErrUnknownDevice, so device.Lookup's errors match it too.
 	// (device.ErrNoDevice is another failure: a runtime with no device.)
-	ErrUnknownDevice = errs.UnknownDevice
+	ErrUnknownDevice = errs.ErrUnknownDevice
 	// ErrRuntime: a device runtime call failed (allocation, copy, event,
 	// stream); errors.As with a *device.RuntimeError gives the call, the
 	// runtime's code and its message. It is device.ErrRuntime. (It also
 	// wraps the rare failure of the C heap: no C library, or out of memory.)
-	ErrRuntime = errs.Runtime
+	ErrRuntime = errs.ErrRuntime
 	// ErrProducer: a producer reported a failure through the interface: a
 	// C stream's get_schema or get_next returned an error code, an async
 	// producer called on_error or its extract_data failed. The error is a
 	// *ProducerError.
-	ErrProducer = errs.Producer
+	ErrProducer = errs.ErrProducer
 )
 
 // A ProducerError is a producer's failure as the C interfaces report it,

@@ -156,7 +156,7 @@ func corruptStrings(t *testing.T) arrow.Array {
 func noBackend(t *testing.T) *cdevice.DeviceArray {
 	t.Helper()
 	arr, sch := exportedDevice(t, 4, abi.DeviceVulkan, 3)
-	da, err := cdevice.ImportDeviceArrayOnDevice(arr, sch)
+	da, err := cdevice.ImportDeviceArrayOnDevice(context.Background(), arr, sch)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -268,59 +268,59 @@ func TestErrorPaths(t *testing.T) {
 			return err
 		}),
 		testsupport.Case("ImportDeviceArray/nil", cdevice.ErrInvalid, func(t *testing.T) error {
-			_, err := cdevice.ImportDeviceArray(nil, nil)
+			_, err := cdevice.ImportDeviceArray(context.Background(), nil, nil)
 			return err
 		}),
 		testsupport.Case("ImportDeviceArray/CPU with a sync_event", cdevice.ErrInvalid, func(t *testing.T) error {
 			arr, sch := exportedDevice(t, 3, abi.DeviceCPU, -1)
 			arr.SyncEvent = cString(t, "not an event")
-			_, err := cdevice.ImportDeviceArray(arr, sch)
+			_, err := cdevice.ImportDeviceArray(context.Background(), arr, sch)
 			return err
 		}),
 		testsupport.Case("ImportDeviceArray/no backend", cdevice.ErrUnknownDevice, func(t *testing.T) error {
 			arr, sch := exportedDevice(t, 3, abi.DeviceMetal, 0)
-			_, err := cdevice.ImportDeviceArray(arr, sch)
+			_, err := cdevice.ImportDeviceArray(context.Background(), arr, sch)
 			return err
 		}),
 		testsupport.Case("ImportDeviceRecordBatch/nil", cdevice.ErrInvalid, func(t *testing.T) error {
-			_, err := cdevice.ImportDeviceRecordBatch(nil, nil)
+			_, err := cdevice.ImportDeviceRecordBatch(context.Background(), nil, nil)
 			return err
 		}),
 		testsupport.Case("ImportDeviceRecordBatch/not a struct", cdevice.ErrInvalid, func(t *testing.T) error {
 			arr, sch := exportedDevice(t, 3, abi.DeviceCPU, -1)
-			_, err := cdevice.ImportDeviceRecordBatch(arr, sch)
+			_, err := cdevice.ImportDeviceRecordBatch(context.Background(), arr, sch)
 			return err
 		}),
 		testsupport.Case("ImportDeviceRecordBatchWithSchema/no backend", cdevice.ErrUnknownDevice, func(t *testing.T) error {
 			arr, sch := exportedDevice(t, 3, abi.DeviceMetal, 0)
 			releaseSchemaC(sch)
-			_, err := cdevice.ImportDeviceRecordBatchWithSchema(arr, wideBatch(t).Schema())
+			_, err := cdevice.ImportDeviceRecordBatchWithSchema(context.Background(), arr, wideBatch(t).Schema())
 			return err
 		}),
 		testsupport.Case("ImportDeviceArrayOnDevice/nil", cdevice.ErrInvalid, func(t *testing.T) error {
-			_, err := cdevice.ImportDeviceArrayOnDevice(nil, nil)
+			_, err := cdevice.ImportDeviceArrayOnDevice(context.Background(), nil, nil)
 			return err
 		}),
 		testsupport.Case("ImportDeviceArrayOnDevice/released", cdevice.ErrReleased, func(t *testing.T) error {
 			arr, sch := exportedDevice(t, 3, abi.DeviceCPU, -1)
 			releaseArrayC(&arr.Array)
-			_, err := cdevice.ImportDeviceArrayOnDevice(arr, sch)
+			_, err := cdevice.ImportDeviceArrayOnDevice(context.Background(), arr, sch)
 			return err
 		}),
 		testsupport.Case("ImportDeviceArrayOnDevice/unknown device type", cdevice.ErrInvalid, func(t *testing.T) error {
 			arr, sch := exportedDevice(t, 3, abi.DeviceType(99), 0)
-			_, err := cdevice.ImportDeviceArrayOnDevice(arr, sch)
+			_, err := cdevice.ImportDeviceArrayOnDevice(context.Background(), arr, sch)
 			return err
 		}),
 		testsupport.Case("ImportDeviceRecordBatchOnDevice/not a struct", cdevice.ErrInvalid, func(t *testing.T) error {
 			arr, sch := exportedDevice(t, 3, abi.DeviceCPU, -1)
-			_, err := cdevice.ImportDeviceRecordBatchOnDevice(arr, sch)
+			_, err := cdevice.ImportDeviceRecordBatchOnDevice(context.Background(), arr, sch)
 			return err
 		}),
 		testsupport.Case("ImportDeviceRecordBatchOnDeviceWithSchema/nil schema", cdevice.ErrInvalid, func(t *testing.T) error {
 			arr, sch := exportedDevice(t, 3, abi.DeviceCPU, -1)
 			releaseSchemaC(sch)
-			_, err := cdevice.ImportDeviceRecordBatchOnDeviceWithSchema(arr, nil)
+			_, err := cdevice.ImportDeviceRecordBatchOnDeviceWithSchema(context.Background(), arr, nil)
 			return err
 		}),
 		// Export.
@@ -462,12 +462,12 @@ func TestOpenCLFailedEventIsErrRuntime(t *testing.T) {
 	for _, c := range []struct{ onDevice, withCtx bool }{{false, false}, {false, true}, {true, false}, {true, true}} {
 		onDevice := c.onDevice
 		name := map[bool]string{true: "ImportDeviceArrayOnDevice", false: "ImportDeviceArray"}[onDevice]
-		var opts []cdevice.ImportOption
+		ctx := context.Background()
 		if c.withCtx {
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, time.Minute)
 			defer cancel()
-			opts = append(opts, cdevice.WithContext(ctx))
-			name += "/WithContext"
+			name += "/WithDeadline"
 		}
 		t.Run(name, func(t *testing.T) {
 			p, arr, sch := peerArray(t, dev, f, n, 1)
@@ -477,12 +477,12 @@ func TestOpenCLFailedEventIsErrRuntime(t *testing.T) {
 			}
 			if onDevice {
 				var da *cdevice.DeviceArray
-				if da, err = cdevice.ImportDeviceArrayOnDevice(arr, sch, opts...); da != nil {
+				if da, err = cdevice.ImportDeviceArrayOnDevice(ctx, arr, sch); da != nil {
 					da.Release()
 				}
 			} else {
 				var a arrow.Array
-				if a, err = cdevice.ImportDeviceArray(arr, sch, opts...); a != nil {
+				if a, err = cdevice.ImportDeviceArray(ctx, arr, sch); a != nil {
 					a.Release()
 				}
 			}

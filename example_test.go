@@ -68,7 +68,7 @@ func ExampleCopyRecordBatchToDevice() {
 	if err != nil {
 		panic(err)
 	}
-	imported, err := cdevice.ImportDeviceRecordBatchOnDevice(out, sch)
+	imported, err := cdevice.ImportDeviceRecordBatchOnDevice(context.Background(), out, sch)
 	if err != nil {
 		panic(err)
 	}

@@ -216,7 +216,7 @@ func TestFaultInjection(t *testing.T) {
 			if err != nil {
 				return fmt.Errorf("setup: %w", err)
 			}
-			got, err := cdevice.ImportDeviceRecordBatchOnDevice(arr, sch)
+			got, err := cdevice.ImportDeviceRecordBatchOnDevice(context.Background(), arr, sch)
 			if err == nil {
 				got.Release()
 			} else if !arr.Array.Released() {

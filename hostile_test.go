@@ -91,7 +91,7 @@ func hxTry(t *testing.T, s *abi.Schema, a *abi.Array, how hxHow, opts ...cdevice
 			if len(opts) > 0 {
 				t.Fatal("hxTry: the device walker takes no import options")
 			}
-			if d, err = cdevice.ImportDeviceArrayOnDevice(da, s); err == nil {
+			if d, err = cdevice.ImportDeviceArrayOnDevice(context.Background(), da, s); err == nil {
 				// The walker reads only what sizes need; reading the
 				// array (here: to host, through the importer) checks
 				// the rest.
@@ -161,7 +161,7 @@ func TestHostileReleasedStructs(t *testing.T) {
 		s, a := hxCase(t, "hx_released_array", 0)
 		da := testsupport.OffHeap[abi.DeviceArray](t)
 		da.Array, da.DeviceType, da.DeviceID = *a, abi.DeviceCPU, -1
-		if got, err := cdevice.ImportDeviceArray(da, s); !errors.Is(err, cdevice.ErrReleased) {
+		if got, err := cdevice.ImportDeviceArray(context.Background(), da, s); !errors.Is(err, cdevice.ErrReleased) {
 			if err == nil {
 				got.Release()
 			}
@@ -179,8 +179,8 @@ func TestHostileReleasedStructs(t *testing.T) {
 		if _, err := cdevice.ImportSchema(nil); !errors.Is(err, cdevice.ErrInvalid) {
 			t.Errorf("ImportSchema(nil): %v, want ErrInvalid", err)
 		}
-		if _, err := cdevice.ImportDeviceArray(nil, nil); !errors.Is(err, cdevice.ErrInvalid) {
-			t.Errorf("ImportDeviceArray(nil, nil): %v, want ErrInvalid", err)
+		if _, err := cdevice.ImportDeviceArray(context.Background(), nil, nil); !errors.Is(err, cdevice.ErrInvalid) {
+			t.Errorf("ImportDeviceArray(context.Background(), nil, nil): %v, want ErrInvalid", err)
 		}
 	})
 	t.Run("nil_type", func(t *testing.T) {

@@ -1,6 +1,7 @@
 package cdevice
 
 import (
+	"context"
 	"math"
 	"sync/atomic"
 	"unsafe"
@@ -192,8 +193,8 @@ func releaseData(ds []arrow.ArrayData) {
 }
 
 // ImportDeviceArray imports an ArrowDeviceArray as an arrow.Array. It waits
-// on the producer's sync_event first, on the host (WithContext bounds the
-// wait): sync_event is NULL on the CPU, else a pointer to the producer's
+// on the producer's sync_event first, on the host (ctx bounds the wait,
+// and the copy to the host): sync_event is NULL on the CPU, else a pointer to the producer's
 // event — a cudaEvent_t* (CUDA, CUDA_HOST, CUDA_MANAGED), a hipEvent_t*
 // (ROCM, ROCM_HOST) or a cl_event* (OPENCL) — which stays the producer's.
 // Memory the host can read (CPU, CUDA host and managed memory, ROCm host
@@ -201,12 +202,13 @@ func releaseData(ds []arrow.ArrayData) {
 // other devices is copied to Go memory (ImportDeviceArrayOnDevice keeps it
 // where it is). A device with no loaded backend fails with ErrUnknownDevice. On
 // failure the input is released.
-func ImportDeviceArray(arr *abi.DeviceArray, schema *abi.Schema, opts ...ImportOption) (arrow.Array, error) {
+func ImportDeviceArray(ctx context.Context, arr *abi.DeviceArray, schema *abi.Schema, opts ...ImportOption) (arrow.Array, error) {
 	cfg := applyImportOptions(opts)
+	cfg.ctx = ctx
 	return deviceToHost(arr, cfg, func() { ReleaseSchema(schema) },
 		func() (arrow.Array, error) { return ImportArray(&arr.Array, schema, opts...) },
 		func() (arrow.Array, error) {
-			da, err := ImportDeviceArrayOnDevice(arr, schema, opts...)
+			da, err := ImportDeviceArrayOnDevice(ctx, arr, schema, opts...)
 			if err != nil {
 				return nil, err
 			}
@@ -222,23 +224,24 @@ func ImportDeviceArray(arr *abi.DeviceArray, schema *abi.Schema, opts ...ImportO
 // ImportDeviceRecordBatch imports a struct-typed ArrowDeviceArray and its
 // schema as a record batch in host memory, as ImportDeviceArray imports an
 // array (ImportDeviceRecordBatchOnDevice keeps it on its device).
-func ImportDeviceRecordBatch(arr *abi.DeviceArray, schema *abi.Schema, opts ...ImportOption) (arrow.RecordBatch, error) {
+func ImportDeviceRecordBatch(ctx context.Context, arr *abi.DeviceArray, schema *abi.Schema, opts ...ImportOption) (arrow.RecordBatch, error) {
 	sc, err := ImportSchema(schema)
 	if err != nil {
 		ReleaseDeviceArray(arr)
 		return nil, err
 	}
-	return ImportDeviceRecordBatchWithSchema(arr, sc, opts...)
+	return ImportDeviceRecordBatchWithSchema(ctx, arr, sc, opts...)
 }
 
 // ImportDeviceRecordBatchWithSchema is ImportDeviceRecordBatch with a
 // schema already imported (a stream's).
-func ImportDeviceRecordBatchWithSchema(arr *abi.DeviceArray, sc *arrow.Schema, opts ...ImportOption) (arrow.RecordBatch, error) {
+func ImportDeviceRecordBatchWithSchema(ctx context.Context, arr *abi.DeviceArray, sc *arrow.Schema, opts ...ImportOption) (arrow.RecordBatch, error) {
 	cfg := applyImportOptions(opts)
+	cfg.ctx = ctx
 	return deviceToHost(arr, cfg, func() {},
 		func() (arrow.RecordBatch, error) { return ImportRecordBatchWithSchema(&arr.Array, sc, opts...) },
 		func() (arrow.RecordBatch, error) {
-			b, err := ImportDeviceRecordBatchOnDeviceWithSchema(arr, sc, opts...)
+			b, err := ImportDeviceRecordBatchOnDeviceWithSchema(ctx, arr, sc, opts...)
 			if err != nil {
 				return nil, err
 			}

@@ -1,6 +1,7 @@
 package cdevice_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"testing"
@@ -159,7 +160,7 @@ func TestImportCDeviceArray(t *testing.T) {
 	base := cLive(t)
 	s, da := testsupport.OffHeap[abi.Schema](t), testsupport.OffHeap[abi.DeviceArray](t)
 	ccall(t, "ct_make_device_array_cpu", addr(s), addr(da))
-	got, err := cdevice.ImportDeviceArray(da, s)
+	got, err := cdevice.ImportDeviceArray(context.Background(), da, s)
 	if err != nil {
 		releaseArrayC(&da.Array)
 		releaseSchemaC(s)

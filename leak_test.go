@@ -88,7 +88,7 @@ func TestLeaksNameEveryKind(t *testing.T) {
 			da, err := cdevice.CopyToDevice(ctx, arr, device.CPU)
 			ok(t, err)
 			defer da.Release()
-			mt, err := dlpack.Export(da)
+			mt, err := dlpack.Export(context.Background(), da)
 			ok(t, err)
 			return mt.Delete
 		}},
@@ -96,9 +96,9 @@ func TestLeaksNameEveryKind(t *testing.T) {
 			da, err := cdevice.CopyToDevice(ctx, arr, device.CPU)
 			ok(t, err)
 			defer da.Release()
-			mt, err := dlpack.Export(da)
+			mt, err := dlpack.Export(context.Background(), da)
 			ok(t, err)
-			back, err := dlpack.Import(mt)
+			back, err := dlpack.Import(context.Background(), mt)
 			ok(t, err)
 			return back.Release
 		}},

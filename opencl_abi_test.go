@@ -64,12 +64,12 @@ func TestOpenCLImportFromCWaitsOnEvent(t *testing.T) {
 				var err error
 				if onDevice {
 					var da *cdevice.DeviceArray
-					if da, err = cdevice.ImportDeviceArrayOnDevice(arr, sch); err == nil {
+					if da, err = cdevice.ImportDeviceArrayOnDevice(context.Background(), arr, sch); err == nil {
 						a, err = da.ToHost(context.Background())
 						da.Release()
 					}
 				} else {
-					a, err = cdevice.ImportDeviceArray(arr, sch)
+					a, err = cdevice.ImportDeviceArray(context.Background(), arr, sch)
 				}
 				if err != nil {
 					t.Error(err)
@@ -102,20 +102,20 @@ func TestOpenCLImportFromCWaitsOnEvent(t *testing.T) {
 	}
 }
 
-// WithContext bounds an import's wait on a producer's event that does not
+// The import's context bounds an import's wait on a producer's event that does not
 // complete: the import fails with the context's error and releases the
 // input (this peer's release itself waits for its event, so the gate opens
 // from another thread a little later).
 func TestOpenCLImportContextBoundsEventWait(t *testing.T) {
 	dev, f := openclPeer(t)
 	const n = 64
-	imports := map[string]func(*abi.DeviceArray, *abi.Schema, cdevice.ImportOption) error{
-		"ImportDeviceArray": func(arr *abi.DeviceArray, sch *abi.Schema, o cdevice.ImportOption) error {
-			_, err := cdevice.ImportDeviceArray(arr, sch, o)
+	imports := map[string]func(context.Context, *abi.DeviceArray, *abi.Schema) error{
+		"ImportDeviceArray": func(ctx context.Context, arr *abi.DeviceArray, sch *abi.Schema) error {
+			_, err := cdevice.ImportDeviceArray(ctx, arr, sch)
 			return err
 		},
-		"ImportDeviceArrayOnDevice": func(arr *abi.DeviceArray, sch *abi.Schema, o cdevice.ImportOption) error {
-			_, err := cdevice.ImportDeviceArrayOnDevice(arr, sch, o)
+		"ImportDeviceArrayOnDevice": func(ctx context.Context, arr *abi.DeviceArray, sch *abi.Schema) error {
+			_, err := cdevice.ImportDeviceArrayOnDevice(ctx, arr, sch)
 			return err
 		},
 	}
@@ -128,7 +128,7 @@ func TestOpenCLImportContextBoundsEventWait(t *testing.T) {
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
 			defer cancel()
-			if err := imp(arr, sch, cdevice.WithContext(ctx)); !errors.Is(err, context.DeadlineExceeded) {
+			if err := imp(ctx, arr, sch); !errors.Is(err, context.DeadlineExceeded) {
 				t.Fatalf("import of an array whose event is pending: %v, want context.DeadlineExceeded", err)
 			}
 			if !arr.Array.Released() || !sch.Released() {

@@ -199,7 +199,7 @@ func (r *twoRT) exportImport(ctx context.Context, db *cdevice.DeviceRecordBatch,
 	if err != nil {
 		return nil, err
 	}
-	got, err := cdevice.ImportDeviceRecordBatchOnDevice(s.arr, s.sch, cdevice.WithContext(ctx))
+	got, err := cdevice.ImportDeviceRecordBatchOnDevice(ctx, s.arr, s.sch)
 	if err != nil {
 		return nil, fmt.Errorf("import on %s: %w", devName(dev), err)
 	}
@@ -224,7 +224,7 @@ func (r *twoRT) exportToHost(ctx context.Context, db *cdevice.DeviceRecordBatch,
 	if err != nil {
 		return nil, err
 	}
-	host, err := cdevice.ImportDeviceRecordBatch(s.arr, s.sch, cdevice.WithContext(ctx), cdevice.WithFullValidation())
+	host, err := cdevice.ImportDeviceRecordBatch(ctx, s.arr, s.sch, cdevice.WithFullValidation())
 	if err != nil {
 		return nil, fmt.Errorf("import from %s into host memory: %w", devName(dev), err)
 	}

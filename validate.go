@@ -17,7 +17,7 @@ import (
 )
 
 // An ImportOption changes how an import treats its input.
-type ImportOption func(*importConfig)
+type ImportOption struct{ apply func(*importConfig) }
 
 type importConfig struct {
 	full bool
@@ -30,21 +30,11 @@ type importConfig struct {
 // offsets), in time independent of the array's length, like nanoarrow's
 // default validation level.
 func WithFullValidation() ImportOption {
-	return func(c *importConfig) { c.full = true }
+	return ImportOption{func(c *importConfig) { c.full = true }}
 }
 
-// WithContext bounds by ctx what an import waits for: the producer's
-// sync_event, which ImportDeviceArray and the device imports wait on before
-// reading anything, and ImportDeviceArray's copy to the host. When ctx is
-// done first, the import fails with ctx's error (errors.Is with
-// context.Canceled or context.DeadlineExceeded) and releases its input, so
-// a producer's event that never completes cannot hang it. Without this
-// option an import waits as long as the producer takes.
-func WithContext(ctx context.Context) ImportOption {
-	return func(c *importConfig) { c.ctx = ctx }
-}
-
-// context is the import's context: WithContext's, or context.Background.
+// context is the import's context: the device import's, or
+// context.Background.
 func (c importConfig) context() context.Context {
 	if c.ctx == nil {
 		return context.Background()
@@ -61,8 +51,8 @@ func applyImportOptions(opts []ImportOption) importConfig {
 	}
 	var c importConfig
 	for _, o := range opts {
-		if o != nil {
-			o(&c)
+		if o.apply != nil {
+			o.apply(&c)
 		}
 	}
 	return c

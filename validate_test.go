@@ -494,7 +494,7 @@ func TestValidateImportOptions(t *testing.T) {
 	if applyImportOptions(nil).full {
 		t.Error("full validation on by default")
 	}
-	if !applyImportOptions([]ImportOption{nil, WithFullValidation()}).full {
+	if !applyImportOptions([]ImportOption{{}, WithFullValidation()}).full {
 		t.Error("WithFullValidation ignored")
 	}
 	bad := array.MakeFromData(vnd(arrow.PrimitiveTypes.Int32, 2, []*memory.Buffer{nil, vints[int32](1)}, nil, 0, 0))

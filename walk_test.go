@@ -1,6 +1,7 @@
 package cdevice_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -39,12 +40,12 @@ func TestWalkersAgree(t *testing.T) {
 				var err error
 				if onDevice {
 					var da *cdevice.DeviceArray
-					if da, err = cdevice.ImportDeviceArrayOnDevice(arr, sch); da != nil {
+					if da, err = cdevice.ImportDeviceArrayOnDevice(context.Background(), arr, sch); da != nil {
 						da.Release()
 					}
 				} else {
 					var a interface{ Release() }
-					if a, err = cdevice.ImportDeviceArray(arr, sch); a != nil {
+					if a, err = cdevice.ImportDeviceArray(context.Background(), arr, sch); a != nil {
 						a.Release()
 					}
 				}

@@ -45,7 +45,7 @@ func TestAsyncCallBudgetChild(t *testing.T) {
 	if err := db.Export(c, nil); err != nil {
 		t.Fatal(err)
 	}
-	warm, err := cdevice.ImportDeviceRecordBatchOnDeviceWithSchema(c, rec.Schema())
+	warm, err := cdevice.ImportDeviceRecordBatchOnDeviceWithSchema(context.Background(), c, rec.Schema())
 	if err != nil {
 		t.Fatal(err)
 	}

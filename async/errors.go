@@ -32,16 +32,16 @@ func (e *ConsumerError) Error() string {
 func (e *ConsumerError) Unwrap() []error { return []error{ErrConsumer, cdevice.Errno(e.Code)} }
 
 // An Option configures a Handler.
-type Option func(*Handler)
+type Option struct{ apply func(*Handler) }
 
 // WithQueueDepth makes the handler request n tasks up front and one more for
 // each task consumed, so at most n are outstanding (default 8).
 func WithQueueDepth(n int) Option {
-	return func(h *Handler) {
+	return Option{func(h *Handler) {
 		if n > 0 {
 			h.depth = int64(n)
 		}
-	}
+	}}
 }
 
 // WithHandlerStruct makes the handler live in the caller's struct out
@@ -53,16 +53,16 @@ func WithQueueDepth(n int) Option {
 // or unreleased out. C returns out. At release the handler marks out
 // released (Release and PrivateData 0) and leaves it to the caller to free.
 func WithHandlerStruct(out *abi.AsyncDeviceStreamHandler) Option {
-	return func(h *Handler) {
+	return Option{func(h *Handler) {
 		h.c, h.callerC = out, true
-	}
+	}}
 }
 
 // A ProduceOption configures Produce.
-type ProduceOption func(*producer)
+type ProduceOption struct{ apply func(*producer) }
 
 // WithAdditionalMetadata sets the producer's additional_metadata (for
 // example the total number of rows or batches).
 func WithAdditionalMetadata(md arrow.Metadata) ProduceOption {
-	return func(p *producer) { p.md = md }
+	return ProduceOption{func(p *producer) { p.md = md }}
 }

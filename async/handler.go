@@ -147,8 +147,8 @@ func handlerOf(hp uintptr) *Handler {
 func NewHandler(opts ...Option) (*Handler, error) {
 	h := &Handler{depth: 8, wake: make(chan struct{}, 1), schema: make(chan struct{}), done: make(chan struct{})}
 	for _, o := range opts {
-		if o != nil {
-			o(h)
+		if o.apply != nil {
+			o.apply(h)
 		}
 	}
 	if h.callerC {
@@ -448,7 +448,7 @@ func (h *Handler) Next(ctx context.Context) (Batch, error) {
 		if len(arrs) == 0 {
 			return
 		}
-		bs, errs := cdevice.ImportDeviceRecordBatchesOnDevice(arrs, sc, importOptions(ctx)...)
+		bs, errs := cdevice.ImportDeviceRecordBatchesOnDevice(ctx, arrs, sc)
 		for k, i := range at {
 			rs[i].b.DeviceRecordBatch, rs[i].err = bs[k], errs[k]
 		}
@@ -504,21 +504,13 @@ func (h *Handler) NextHost(ctx context.Context) (arrow.RecordBatch, arrow.Metada
 	var rb arrow.RecordBatch
 	h.extract(qs, func(outs []*abi.DeviceArray, errs []error) {
 		if err = errs[0]; err == nil {
-			rb, err = cdevice.ImportDeviceRecordBatchWithSchema(outs[0], sc, importOptions(ctx)...)
+			rb, err = cdevice.ImportDeviceRecordBatchWithSchema(ctx, outs[0], sc)
 		}
 	})
 	if err != nil {
 		return nil, arrow.Metadata{}, err
 	}
 	return rb, qs[0].md, nil
-}
-
-// importOptions bounds an import by ctx, where ctx can end.
-func importOptions(ctx context.Context) []cdevice.ImportOption {
-	if ctx.Done() == nil {
-		return nil
-	}
-	return []cdevice.ImportOption{cdevice.WithContext(ctx)}
 }
 
 // next waits for the next batch: one a Next imported already, or the

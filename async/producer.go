@@ -202,8 +202,8 @@ func Produce(ctx context.Context, sc *arrow.Schema, deviceType abi.DeviceType,
 	}
 	p := &producer{h: h, wake: make(chan struct{}, 1)}
 	for _, o := range opts {
-		if o != nil {
-			o(p)
+		if o.apply != nil {
+			o.apply(p)
 		}
 	}
 	p.start(deviceType)

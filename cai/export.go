@@ -13,7 +13,7 @@ import (
 )
 
 // An ExportOption changes what Export does.
-type ExportOption func(*exportConfig)
+type ExportOption struct{ apply func(*exportConfig) }
 
 type exportConfig struct {
 	stream   device.Stream
@@ -25,12 +25,14 @@ type exportConfig struct {
 // handle), so that a consumer synchronizes with it, and the copies Export
 // makes (mask, boolean bytes) are queued on s after that work. s must stay
 // alive as long as the descriptor may be used.
-func WithStream(s device.Stream) ExportOption { return func(c *exportConfig) { c.stream = s } }
+func WithStream(s device.Stream) ExportOption {
+	return ExportOption{func(c *exportConfig) { c.stream = s }}
+}
 
 // WithWritable marks the data as writable (read-only false). By default the
 // descriptor is read-only: Arrow arrays are immutable, and the memory may
 // be shared with other arrays.
-func WithWritable() ExportOption { return func(c *exportConfig) { c.writable = true } }
+func WithWritable() ExportOption { return ExportOption{func(c *exportConfig) { c.writable = true }} }
 
 // An Exported is a DeviceArray described by a CUDA Array Interface
 // descriptor. The interface has no owner slot: the Exported is what keeps
@@ -89,7 +91,9 @@ func (e *Exported) Release() {
 func Export(ctx context.Context, a *cdevice.DeviceArray, opts ...ExportOption) (*Exported, error) {
 	var cfg exportConfig
 	for _, o := range opts {
-		o(&cfg)
+		if o.apply != nil {
+			o.apply(&cfg)
+		}
 	}
 	if a == nil {
 		return nil, invalidf("Export: nil array")

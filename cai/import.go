@@ -15,7 +15,7 @@ import (
 )
 
 // An ImportOption changes what Import does.
-type ImportOption func(*importConfig)
+type ImportOption struct{ apply func(*importConfig) }
 
 type importConfig struct {
 	dev          device.Device
@@ -31,25 +31,29 @@ type importConfig struct {
 // makes current when a program has not chosen one (device.Lookup(
 // abi.DeviceCUDA, 0)). Pass the cuda_managed or cuda_host device of the
 // same GPU for managed or pinned host memory.
-func WithDevice(d device.Device) ImportOption { return func(c *importConfig) { c.dev = d } }
+func WithDevice(d device.Device) ImportOption {
+	return ImportOption{func(c *importConfig) { c.dev = d }}
+}
 
 // WithOwner gives Import what keeps the memory alive: a value with a
 // Release() method, or a func(). It is called exactly once, when the
 // last reference to the imported array is released. When Import fails it
 // is not called: the caller still holds it.
 func WithOwner(owner any) ImportOption {
-	return func(c *importConfig) { c.owner, c.hasOwner = owner, true }
+	return ImportOption{func(c *importConfig) { c.owner, c.hasOwner = owner, true }}
 }
 
 // WithAllowCopy lets Import copy a strided array that no Arrow layout
 // describes into new, row-major device memory (through host memory),
 // instead of refusing it with ErrUnsupported.
-func WithAllowCopy() ImportOption { return func(c *importConfig) { c.allowCopy = true } }
+func WithAllowCopy() ImportOption { return ImportOption{func(c *importConfig) { c.allowCopy = true }} }
 
 // WithIgnoreStream skips the synchronization with the producer's stream that
 // the interface asks for: the caller has synchronized already, or takes
 // the risk of reading data still being written.
-func WithIgnoreStream() ImportOption { return func(c *importConfig) { c.ignoreStream = true } }
+func WithIgnoreStream() ImportOption {
+	return ImportOption{func(c *importConfig) { c.ignoreStream = true }}
+}
 
 // WithConsumerStream makes s, a stream of the device, wait for the
 // producer's stream instead of the host: Import does not block, and the
@@ -57,7 +61,7 @@ func WithIgnoreStream() ImportOption { return func(c *importConfig) { c.ignoreSt
 // s is synchronized). Import still waits on the host when it copies the
 // data itself (masks, booleans, strided copies).
 func WithConsumerStream(s device.Stream) ImportOption {
-	return func(c *importConfig) { c.stream = s }
+	return ImportOption{func(c *importConfig) { c.stream = s }}
 }
 
 // Import makes a DeviceArray of the memory a CUDA Array Interface
@@ -94,7 +98,9 @@ func WithConsumerStream(s device.Stream) ImportOption {
 func Import(ctx context.Context, d *Interface, opts ...ImportOption) (*cdevice.DeviceArray, error) {
 	var cfg importConfig
 	for _, o := range opts {
-		o(&cfg)
+		if o.apply != nil {
+			o.apply(&cfg)
+		}
 	}
 	release, err := ownerFunc(cfg.owner, cfg.hasOwner)
 	if err != nil {

@@ -14,24 +14,24 @@ import (
 // (or is a context's error, from a call given one).
 var (
 	// ErrNotFound: the runtime library is not installed (or not where looked).
-	ErrNotFound = errs.NotFound
+	ErrNotFound = errs.ErrNotFound
 	// ErrNoDevice: the runtime loaded but reports no usable device.
-	ErrNoDevice = errs.NoDevice
+	ErrNoDevice = errs.ErrNoDevice
 	// ErrMissingSymbol: the runtime lacks a function we bind (too old).
-	ErrMissingSymbol = errs.MissingSymbol
+	ErrMissingSymbol = errs.ErrMissingSymbol
 	// ErrRuntime: a runtime call failed; see RuntimeError for the code.
 	// (Also the rare failure of C heap memory that a call needs.)
-	ErrRuntime = errs.Runtime
+	ErrRuntime = errs.ErrRuntime
 	// ErrUnknownDevice: no registered backend owns a (device type, id).
-	ErrUnknownDevice = errs.UnknownDevice
+	ErrUnknownDevice = errs.ErrUnknownDevice
 	// ErrInvalid: an argument breaks a call's rules: a size that is not
 	// positive, an offset or range outside a buffer, a pointer the device
 	// did not allocate, a NULL handle or event, a stream of another device
 	// or runtime. It is cdevice.ErrInvalid.
-	ErrInvalid = errs.Invalid
+	ErrInvalid = errs.ErrInvalid
 	// ErrReleased: a stream or event used after its Close. It is
 	// cdevice.ErrReleased.
-	ErrReleased = errs.Released
+	ErrReleased = errs.ErrReleased
 )
 
 // A RuntimeError is a failed runtime call: which call, the runtime's numeric

@@ -1,6 +1,7 @@
 package dlpack_test
 
 import (
+	"context"
 	"fmt"
 	"testing"
 
@@ -20,7 +21,7 @@ func BenchmarkDLPackExport(b *testing.B) {
 			da := onDevice(b, fromBytes(b, arrow.PrimitiveTypes.Float64, n, make([]byte, 8*n)), cpuDev)
 			b.ReportAllocs()
 			for b.Loop() {
-				mt, err := dlpack.Export(da)
+				mt, err := dlpack.Export(context.Background(), da)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -45,7 +46,7 @@ func BenchmarkDLPackImport(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				p := c.wrap(params, uintptr(mem))
-				a, err := dlpack.Import(dlpack.ManagedTensorVersionedAt(p))
+				a, err := dlpack.Import(context.Background(), dlpack.ManagedTensorVersionedAt(p))
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -63,11 +64,11 @@ func BenchmarkDLPackRoundTrip(b *testing.B) {
 			da := onDevice(b, fromBytes(b, arrow.PrimitiveTypes.Float64, n, make([]byte, 8*n)), cpuDev)
 			b.ReportAllocs()
 			for b.Loop() {
-				mt, err := dlpack.Export(da)
+				mt, err := dlpack.Export(context.Background(), da)
 				if err != nil {
 					b.Fatal(err)
 				}
-				a, err := dlpack.Import(mt)
+				a, err := dlpack.Import(context.Background(), mt)
 				if err != nil {
 					b.Fatal(err)
 				}

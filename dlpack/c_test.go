@@ -1,6 +1,7 @@
 package dlpack_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"testing"
@@ -132,9 +133,9 @@ func TestCProducer(t *testing.T) {
 						var a *cdevice.DeviceArray
 						var err error
 						if versioned {
-							a, err = dlpack.Import(dlpack.ManagedTensorVersionedAt(p), pc.opts...)
+							a, err = dlpack.Import(context.Background(), dlpack.ManagedTensorVersionedAt(p), pc.opts...)
 						} else {
-							a, err = dlpack.ImportLegacy(dlpack.ManagedTensorAt(p), pc.opts...)
+							a, err = dlpack.ImportLegacy(context.Background(), dlpack.ManagedTensorAt(p), pc.opts...)
 						}
 						must(t, err)
 						if a.DeviceType != abi.DeviceType(d.devType) || a.Device != d.dev {
@@ -183,7 +184,7 @@ func TestCProducer(t *testing.T) {
 func checkReadOnlyReexport(t *testing.T, a *cdevice.DeviceArray) {
 	t.Helper()
 	for ; a != nil; a = firstChild(a) {
-		mt, err := dlpack.Export(a, dlpack.WithWritable())
+		mt, err := dlpack.Export(context.Background(), a, dlpack.WithWritable())
 		if err != nil && errors.Is(err, cdevice.ErrUnsupported) {
 			continue // a node that is no tensor of its own
 		}
@@ -278,7 +279,7 @@ func TestCConsumer(t *testing.T) {
 			// The checker itself: a wrong value or flag is seen.
 			t.Run("checker", func(t *testing.T) {
 				vals := valueBytes(dtI32, 0, 16)
-				mt, err := dlpack.Export(onDevice(t, fromBytes(t, arrow.PrimitiveTypes.Int32, 16, vals), d.dev))
+				mt, err := dlpack.Export(context.Background(), onDevice(t, fromBytes(t, arrow.PrimitiveTypes.Int32, 16, vals), d.dev))
 				must(t, err)
 				defer mt.Delete()
 				s := d.on(spec{versioned: true, dtype: dtI32, shape: []int64{16}, strides: []int64{1},
@@ -305,11 +306,11 @@ func TestCConsumer(t *testing.T) {
 						var dtype dlpack.DataType
 						var off uint64
 						if versioned {
-							mt, err := dlpack.Export(da, cc.opts...)
+							mt, err := dlpack.Export(context.Background(), da, cc.opts...)
 							must(t, err)
 							p, dtype, off = mt.Addr(), mt.DLTensor.Dtype, mt.DLTensor.ByteOffset
 						} else {
-							mt, err := dlpack.ExportLegacy(da, cc.opts...)
+							mt, err := dlpack.ExportLegacy(context.Background(), da, cc.opts...)
 							must(t, err)
 							p, dtype, off = mt.Addr(), mt.DLTensor.Dtype, mt.DLTensor.ByteOffset
 						}
@@ -369,11 +370,11 @@ func TestCDoubleDelete(t *testing.T) {
 		t.Run(fmt.Sprint("versioned=", versioned), func(t *testing.T) {
 			var p uintptr
 			if versioned == 1 {
-				mt, err := dlpack.Export(da)
+				mt, err := dlpack.Export(context.Background(), da)
 				must(t, err)
 				p = mt.Addr()
 			} else {
-				mt, err := dlpack.ExportLegacy(da)
+				mt, err := dlpack.ExportLegacy(context.Background(), da)
 				must(t, err)
 				p = mt.Addr()
 			}

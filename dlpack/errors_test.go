@@ -1,6 +1,7 @@
 package dlpack_test
 
 import (
+	"context"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -52,17 +53,17 @@ func TestErrorPaths(t *testing.T) {
 		return p
 	}
 	versioned := func(t *testing.T, f func(*spec), opts ...dlpack.ImportOption) error {
-		_, err := dlpack.Import(dlpack.ManagedTensorVersionedAt(tensor(t, f)), opts...)
+		_, err := dlpack.Import(context.Background(), dlpack.ManagedTensorVersionedAt(tensor(t, f)), opts...)
 		return err
 	}
 	legacy := func(t *testing.T, f func(*spec)) error {
-		_, err := dlpack.ImportLegacy(dlpack.ManagedTensorAt(tensor(t, func(s *spec) { s.versioned = false; f(s) })))
+		_, err := dlpack.ImportLegacy(context.Background(), dlpack.ManagedTensorAt(tensor(t, func(s *spec) { s.versioned = false; f(s) })))
 		return err
 	}
 	i32 := arrow.PrimitiveTypes.Int32
 	cases := []testsupport.ErrorCase{
 		testsupport.Case("Import/nil", cdevice.ErrInvalid, func(t *testing.T) error {
-			_, err := dlpack.Import(nil)
+			_, err := dlpack.Import(context.Background(), nil)
 			return err
 		}),
 		testsupport.Case("Import/major version 2", dlpack.ErrVersion, func(t *testing.T) error {
@@ -90,7 +91,7 @@ func TestErrorPaths(t *testing.T) {
 			return versioned(t, func(*spec) {}, dlpack.WithType(arrow.FixedSizeListOf(4, i32)))
 		}),
 		testsupport.Case("ImportLegacy/nil", cdevice.ErrInvalid, func(t *testing.T) error {
-			_, err := dlpack.ImportLegacy(nil)
+			_, err := dlpack.ImportLegacy(context.Background(), nil)
 			return err
 		}),
 		testsupport.Case("ImportLegacy/transposed", dlpack.ErrNotContiguous, func(t *testing.T) error {
@@ -100,31 +101,31 @@ func TestErrorPaths(t *testing.T) {
 			return legacy(t, func(s *spec) { s.devType = abi.DeviceVulkan })
 		}),
 		testsupport.Case("Export/nil", cdevice.ErrInvalid, func(t *testing.T) error {
-			_, err := dlpack.Export(nil)
+			_, err := dlpack.Export(context.Background(), nil)
 			return err
 		}),
 		testsupport.Case("Export/not a tensor type", cdevice.ErrUnsupported, func(t *testing.T) error {
-			_, err := dlpack.Export(onDevice(t, buildJSON(t, arrow.BinaryTypes.String, `["a"]`), cpuDev))
+			_, err := dlpack.Export(context.Background(), onDevice(t, buildJSON(t, arrow.BinaryTypes.String, `["a"]`), cpuDev))
 			return err
 		}),
 		testsupport.Case("Export/nulls", dlpack.ErrNulls, func(t *testing.T) error {
-			_, err := dlpack.Export(onDevice(t, buildJSON(t, i32, `[1, null, 3]`), cpuDev))
+			_, err := dlpack.Export(context.Background(), onDevice(t, buildJSON(t, i32, `[1, null, 3]`), cpuDev))
 			return err
 		}),
 		testsupport.Case("Export/copy on a device with no backend", cdevice.ErrNotReadable, func(t *testing.T) error {
-			_, err := dlpack.Export(bools(t, nil, abi.DeviceVulkan))
+			_, err := dlpack.Export(context.Background(), bools(t, nil, abi.DeviceVulkan))
 			return err
 		}),
 		testsupport.Case("Export/copy fails in the runtime", cdevice.ErrRuntime, func(t *testing.T) error {
-			_, err := dlpack.Export(bools(t, noStreams{device.CPU}, abi.DeviceCPU))
+			_, err := dlpack.Export(context.Background(), bools(t, noStreams{device.CPU}, abi.DeviceCPU))
 			return err
 		}),
 		testsupport.Case("ExportLegacy/nil", cdevice.ErrInvalid, func(t *testing.T) error {
-			_, err := dlpack.ExportLegacy(nil)
+			_, err := dlpack.ExportLegacy(context.Background(), nil)
 			return err
 		}),
 		testsupport.Case("ExportLegacy/nulls", dlpack.ErrNulls, func(t *testing.T) error {
-			_, err := dlpack.ExportLegacy(onDevice(t, buildJSON(t, i32, `[null]`), cpuDev))
+			_, err := dlpack.ExportLegacy(context.Background(), onDevice(t, buildJSON(t, i32, `[null]`), cpuDev))
 			return err
 		}),
 	}

@@ -25,7 +25,7 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	t, err := dlpack.Export(da) // keeps da alive until the deleter runs
+	t, err := dlpack.Export(context.Background(), da) // keeps da alive until the deleter runs
 	da.Release()
 	if err != nil {
 		panic(err)
@@ -33,7 +33,7 @@ func Example() {
 	fmt.Println(t.DLTensor.Ndim, t.DLTensor.ShapeSlice(), t.DLTensor.Dtype.Code == dlpack.CodeFloat, t.DLTensor.Dtype.Bits)
 
 	// A DLPack consumer (here Go itself) takes the tensor.
-	back, err := dlpack.Import(t) // calls the deleter when back is released
+	back, err := dlpack.Import(context.Background(), t) // calls the deleter when back is released
 	if err != nil {
 		panic(err)
 	}

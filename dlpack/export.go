@@ -24,7 +24,7 @@ import (
 )
 
 // An ExportOption changes what Export and ExportLegacy do.
-type ExportOption func(*exportConfig)
+type ExportOption struct{ apply func(*exportConfig) }
 
 type exportConfig struct {
 	fill      *float64
@@ -39,15 +39,17 @@ type exportConfig struct {
 // (booleans: v != 0 is true). An array without nulls is still exported
 // zero-copy.
 func WithNullFill(v float64) ExportOption {
-	return func(c *exportConfig) { c.fill = &v }
+	return ExportOption{func(c *exportConfig) { c.fill = &v }}
 }
 
 // NoSync, as the consumer stream, asks for no synchronization at all (the
 // Python protocol's stream=-1).
 const NoSync = ^uintptr(0)
 
-// WithConsumerStream names the stream on which the consumer will use the
-// tensor (a cudaStream_t or hipStream_t; a cl_command_queue for OpenCL).
+// WithStreamHandle names, by its raw handle (as the Python protocol's
+// __dlpack__(stream=...) passes it), the stream on which the consumer will
+// use the tensor (a cudaStream_t or hipStream_t; a cl_command_queue for
+// OpenCL).
 // Before Export returns, work the consumer queues on s is made to come after
 // the work that wrote the array (the array's ready event):
 //
@@ -67,8 +69,8 @@ const NoSync = ^uintptr(0)
 //
 // A stream handle that is not one of the device's runtime is the caller's
 // error: the runtime may refuse it (Export fails) or crash.
-func WithConsumerStream(s uintptr) ExportOption {
-	return func(c *exportConfig) { c.stream, c.hasStream = s, true }
+func WithStreamHandle(s uintptr) ExportOption {
+	return ExportOption{func(c *exportConfig) { c.stream, c.hasStream = s, true }}
 }
 
 // WithWritable leaves FlagReadOnly clear on a zero-copy export, for
@@ -77,7 +79,7 @@ func WithConsumerStream(s uintptr) ExportOption {
 // through such a tensor changes them all. Memory that came from a DLPack
 // tensor flagged read-only stays read-only. Legacy exports have no flags.
 func WithWritable() ExportOption {
-	return func(c *exportConfig) { c.writable = true }
+	return ExportOption{func(c *exportConfig) { c.writable = true }}
 }
 
 // An exported tensor: what its deleter gives back.
@@ -158,8 +160,8 @@ func (t *ManagedTensor) Delete() {
 // cdevice.ErrInvalid (a malformed DeviceArray), cdevice.ErrUnknownDevice (a
 // copy is needed but a's device has no loaded backend) or cdevice.ErrRuntime
 // (a device runtime call failed).
-func Export(a *cdevice.DeviceArray, opts ...ExportOption) (*ManagedTensorVersioned, error) {
-	p, err := export(a, true, opts)
+func Export(ctx context.Context, a *cdevice.DeviceArray, opts ...ExportOption) (*ManagedTensorVersioned, error) {
+	p, err := export(ctx, a, true, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -169,18 +171,20 @@ func Export(a *cdevice.DeviceArray, opts ...ExportOption) (*ManagedTensorVersion
 // ExportLegacy is Export for consumers of the legacy DLManagedTensor
 // (DLPack before 1.0). It cannot say that the tensor is read-only or a
 // copy; treat it as read-only unless it was a copy.
-func ExportLegacy(a *cdevice.DeviceArray, opts ...ExportOption) (*ManagedTensor, error) {
-	p, err := export(a, false, opts)
+func ExportLegacy(ctx context.Context, a *cdevice.DeviceArray, opts ...ExportOption) (*ManagedTensor, error) {
+	p, err := export(ctx, a, false, opts)
 	if err != nil {
 		return nil, err
 	}
 	return (*ManagedTensor)(p), nil
 }
 
-func export(a *cdevice.DeviceArray, versioned bool, opts []ExportOption) (unsafe.Pointer, error) {
+func export(ctx context.Context, a *cdevice.DeviceArray, versioned bool, opts []ExportOption) (unsafe.Pointer, error) {
 	var cfg exportConfig
 	for _, o := range opts {
-		o(&cfg)
+		if o.apply != nil {
+			o.apply(&cfg)
+		}
 	}
 	if a == nil {
 		return nil, invalidf("nil DeviceArray")
@@ -212,7 +216,7 @@ func export(a *cdevice.DeviceArray, versioned bool, opts []ExportOption) (unsafe
 	var data device.Pointer
 	var byteOffset, flags uint64
 	if l.bits || nulls {
-		if src, err = denseCopy(a, l, numel, cfg.fill); err != nil {
+		if src, err = denseCopy(ctx, a, l, numel, cfg.fill); err != nil {
 			return nil, err
 		}
 		data, flags = src.Buffers[1].Ptr, FlagIsCopied
@@ -231,7 +235,7 @@ func export(a *cdevice.DeviceArray, versioned bool, opts []ExportOption) (unsafe
 	}
 	dev, err := dlDevice(src)
 	if err == nil && cfg.hasStream && cfg.stream != NoSync {
-		err = waitConsumer(src, cfg.stream)
+		err = waitConsumer(ctx, src, cfg.stream)
 	}
 	if err != nil {
 		src.Release()
@@ -351,7 +355,7 @@ func toHost(dev device.Device, dst []byte, src device.Pointer, off int64) error 
 // denseCopy copies the numel elements of a, in row-major physical order,
 // with nulls replaced by fill and booleans as bytes, to new memory on a's
 // device: a DeviceArray of one primitive node that the caller owns.
-func denseCopy(a *cdevice.DeviceArray, l *tensorLayout, numel int64, fill *float64) (*cdevice.DeviceArray, error) {
+func denseCopy(ctx context.Context, a *cdevice.DeviceArray, l *tensorLayout, numel int64, fill *float64) (*cdevice.DeviceArray, error) {
 	isz := itemSize(l.dtype)
 	if numel > math.MaxInt/isz {
 		return nil, unsupportedf("%d elements do not fit this platform's memory", numel)
@@ -363,7 +367,6 @@ func denseCopy(a *cdevice.DeviceArray, l *tensorLayout, numel int64, fill *float
 			return nil, err
 		}
 	}
-	ctx := context.Background()
 	host, err := a.ToHost(ctx)
 	if err != nil {
 		return nil, err
@@ -502,8 +505,8 @@ func (f *flattener) walk(d arrow.ArrayData, start, count int64, null bool) {
 }
 
 // waitConsumer makes work on stream s come after a's ready event (see
-// WithConsumerStream).
-func waitConsumer(a *cdevice.DeviceArray, s uintptr) error {
+// WithStreamHandle).
+func waitConsumer(ctx context.Context, a *cdevice.DeviceArray, s uintptr) error {
 	ev := a.SyncEvent()
 	if a.DeviceType == abi.DeviceCPU || ev == 0 {
 		return nil
@@ -514,5 +517,5 @@ func waitConsumer(a *cdevice.DeviceArray, s uintptr) error {
 	if fs, ok := a.Device.(device.ForeignStreams); ok && s != 0 {
 		return fs.MakeStreamWait(s, ev)
 	}
-	return a.Device.WaitSyncEvent(context.Background(), ev, nil)
+	return a.Device.WaitSyncEvent(ctx, ev, nil)
 }

@@ -14,6 +14,7 @@ package dlpack_test
 // Run: go test -run XXX -fuzz '^FuzzImport$' -fuzztime 2m ./dlpack
 
 import (
+	"context"
 	"math"
 	"sync"
 	"testing"
@@ -237,9 +238,9 @@ func FuzzImport(f *testing.F) {
 		var err error
 		testsupport.NoPanic(t, "import", func() {
 			if ft.versioned {
-				da, err = dlpack.Import(ft.v, ft.opts...)
+				da, err = dlpack.Import(context.Background(), ft.v, ft.opts...)
 			} else {
-				da, err = dlpack.ImportLegacy(ft.l, ft.opts...)
+				da, err = dlpack.ImportLegacy(context.Background(), ft.l, ft.opts...)
 			}
 		})
 		if err != nil {

@@ -20,10 +20,11 @@ import (
 )
 
 // An ImportOption changes what Import and ImportLegacy do.
-type ImportOption func(*importConfig)
+type ImportOption struct{ apply func(*importConfig) }
 
 type importConfig struct {
 	allowCopy bool
+	ctx       context.Context // the import's: bounds a copy
 	typ       arrow.DataType
 }
 
@@ -34,7 +35,7 @@ type importConfig struct {
 // called before Import returns. Without it such tensors are refused with
 // ErrNotContiguous.
 func WithAllowCopy() ImportOption {
-	return func(c *importConfig) { c.allowCopy = true }
+	return ImportOption{func(c *importConfig) { c.allowCopy = true }}
 }
 
 // WithType asks for the Arrow type the tensor becomes instead of the
@@ -51,7 +52,7 @@ func WithAllowCopy() ImportOption {
 //     row-major layout (what Export makes of such an array) is wrapped
 //     zero-copy.
 func WithType(dt arrow.DataType) ImportOption {
-	return func(c *importConfig) { c.typ = dt }
+	return ImportOption{func(c *importConfig) { c.typ = dt }}
 }
 
 // An owned tensor is one whose deleter an import must call exactly once.
@@ -104,7 +105,7 @@ func (o *owned) release() {
 // tensor, a WithType that does not fit), cdevice.ErrUnsupported (a dtype
 // with no Arrow type, ErrVersion, ErrNotContiguous), cdevice.ErrRuntime (a
 // copy's device runtime call failed).
-func Import(t *ManagedTensorVersioned, opts ...ImportOption) (*cdevice.DeviceArray, error) {
+func Import(ctx context.Context, t *ManagedTensorVersioned, opts ...ImportOption) (*cdevice.DeviceArray, error) {
 	if t == nil {
 		return nil, invalidf("nil DLManagedTensorVersioned")
 	}
@@ -114,16 +115,16 @@ func Import(t *ManagedTensorVersioned, opts ...ImportOption) (*cdevice.DeviceArr
 		o.release() // the spec's rule: call the deleter, read nothing else
 		return nil, fmt.Errorf("%w: tensor has version %d.%d", ErrVersion, v.Major, v.Minor)
 	}
-	return importTensor(t.DLTensor, t.Flags, o, opts)
+	return importTensor(ctx, t.DLTensor, t.Flags, o, opts)
 }
 
 // ImportLegacy is Import for the legacy DLManagedTensor, which has no
 // version and no flags.
-func ImportLegacy(t *ManagedTensor, opts ...ImportOption) (*cdevice.DeviceArray, error) {
+func ImportLegacy(ctx context.Context, t *ManagedTensor, opts ...ImportOption) (*cdevice.DeviceArray, error) {
 	if t == nil {
 		return nil, invalidf("nil DLManagedTensor")
 	}
-	return importTensor(t.DLTensor, 0, own(t.Addr(), t.Deleter), opts)
+	return importTensor(ctx, t.DLTensor, 0, own(t.Addr(), t.Deleter), opts)
 }
 
 // A tensorDesc is a tensor's fields, read and checked.
@@ -198,11 +199,14 @@ func (d *tensorDesc) actualStrides() []int64 {
 	return ndarray.RowMajor(d.shape, 1)
 }
 
-func importTensor(t Tensor, flags uint64, o *owned, opts []ImportOption) (*cdevice.DeviceArray, error) {
+func importTensor(ctx context.Context, t Tensor, flags uint64, o *owned, opts []ImportOption) (*cdevice.DeviceArray, error) {
 	var cfg importConfig
 	for _, opt := range opts {
-		opt(&cfg)
+		if opt.apply != nil {
+			opt.apply(&cfg)
+		}
 	}
+	cfg.ctx = ctx
 	a, err := importOwned(&t, flags, o, cfg)
 	if err != nil {
 		o.release()
@@ -241,7 +245,7 @@ func importOwned(t *Tensor, flags uint64, o *owned, cfg importConfig) (*cdevice.
 		return nil, fmt.Errorf("%w: shape %v, strides %v, byte_offset %d, %s wants strides %v",
 			ErrNotContiguous, d.shape, d.actualStrides(), d.byteOffset, typ, want)
 	}
-	c, err := copyTensor(d, l, want)
+	c, err := copyTensor(cfg.ctx, d, l, want)
 	if err != nil {
 		return nil, err
 	}
@@ -288,7 +292,7 @@ func markReadOnly(a *cdevice.DeviceArray, ro bool) {
 // copyTensor gathers the tensor's elements into the row-major layout want
 // (strides in elements, one per dimension) on the host, makes an array of
 // l's type of them, and copies that to the tensor's device.
-func copyTensor(d *tensorDesc, l *tensorLayout, want []int64) (*cdevice.DeviceArray, error) {
+func copyTensor(ctx context.Context, d *tensorDesc, l *tensorLayout, want []int64) (*cdevice.DeviceArray, error) {
 	// Both sizes come from the producer (a broadcast's shape can claim
 	// far more elements than its memory holds): an allocation past what
 	// the machine has would end the process.
@@ -331,5 +335,5 @@ func copyTensor(d *tensorDesc, l *tensorLayout, want []int64) (*cdevice.DeviceAr
 	arr := array.MakeFromData(data)
 	data.Release()
 	defer arr.Release()
-	return cdevice.CopyToDevice(context.Background(), arr, d.dev)
+	return cdevice.CopyToDevice(ctx, arr, d.dev)
 }

@@ -20,14 +20,14 @@ func TestFlags(t *testing.T) {
 		{nil, dlpack.FlagReadOnly},
 		{[]dlpack.ExportOption{dlpack.WithWritable()}, 0},
 	} {
-		mt, err := dlpack.Export(da, c.opts...)
+		mt, err := dlpack.Export(context.Background(), da, c.opts...)
 		must(t, err)
 		if mt.Flags != c.want {
 			t.Errorf("flags %#x, want %#x", mt.Flags, c.want)
 		}
 		mt.Delete()
 	}
-	lt, err := dlpack.ExportLegacy(da)
+	lt, err := dlpack.ExportLegacy(context.Background(), da)
 	must(t, err)
 	before := stats()
 	lt.Delete()
@@ -53,7 +53,7 @@ func TestConcurrent(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := 0; i < rounds; i++ {
-				mt, err := dlpack.Export(da)
+				mt, err := dlpack.Export(context.Background(), da)
 				if err != nil {
 					t.Error(err)
 					return
@@ -62,7 +62,7 @@ func TestConcurrent(t *testing.T) {
 					c.del(mt.Addr(), 1) // the deleter through C
 					continue
 				}
-				back, err := dlpack.Import(mt)
+				back, err := dlpack.Import(context.Background(), mt)
 				if err != nil {
 					t.Error(err)
 					return

@@ -3,6 +3,7 @@
 package dlpack_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -61,7 +62,7 @@ func TestImportOverflows(t *testing.T) {
 			var err error
 			testsupport.NoPanic(t, "import", func() {
 				var da *cdevice.DeviceArray
-				if da, err = dlpack.Import(v, dlpack.WithAllowCopy()); err == nil {
+				if da, err = dlpack.Import(context.Background(), v, dlpack.WithAllowCopy()); err == nil {
 					err = fmt.Errorf("imported %v", da.Type)
 					da.Release()
 				}

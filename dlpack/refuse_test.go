@@ -1,6 +1,7 @@
 package dlpack_test
 
 import (
+	"context"
 	"reflect"
 	"strings"
 	"testing"
@@ -107,9 +108,9 @@ func TestExportRefusals(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			da := onDevice(t, c.arr(t), cpuDev)
 			calls, leaks := dlpack.DeleterCalls(), cdevice.LiveLeaks()
-			_, err := dlpack.Export(da)
+			_, err := dlpack.Export(context.Background(), da)
 			wantIs(t, err, c.is, cdevice.ErrUnsupported)
-			_, err = dlpack.ExportLegacy(da, dlpack.WithConsumerStream(0))
+			_, err = dlpack.ExportLegacy(context.Background(), da, dlpack.WithStreamHandle(0))
 			wantIs(t, err, c.is)
 			if n, l := dlpack.DeleterCalls(), cdevice.LiveLeaks(); n != calls || l != leaks {
 				t.Fatalf("a refused export left %v, %d deleter calls (before %v, %d)", l, n, leaks, calls)
@@ -117,7 +118,7 @@ func TestExportRefusals(t *testing.T) {
 		})
 	}
 	t.Run("nil", func(t *testing.T) {
-		_, err := dlpack.Export(nil)
+		_, err := dlpack.Export(context.Background(), nil)
 		wantIs(t, err, cdevice.ErrInvalid)
 	})
 	// Malformed trees from NewDeviceArray are errors, not crashes.
@@ -131,7 +132,7 @@ func TestExportRefusals(t *testing.T) {
 		} {
 			a.DeviceType, a.DeviceID, a.Device = abi.DeviceCPU, -1, device.CPU
 			da := cdevice.NewDeviceArray(a, nil)
-			_, err := dlpack.Export(da)
+			_, err := dlpack.Export(context.Background(), da)
 			da.Release()
 			wantIs(t, err, cdevice.ErrInvalid)
 		}
@@ -143,17 +144,17 @@ func TestExportRefusals(t *testing.T) {
 		da := cdevice.NewDeviceArray(cdevice.DeviceArray{Type: arrow.PrimitiveTypes.Float32, Length: 4,
 			Buffers:    []cdevice.DeviceBuffer{{}, {Ptr: 0x10000, Size: 16}},
 			DeviceType: abi.DeviceVulkan, DeviceID: 3}, func() { released++ })
-		mt, err := dlpack.Export(da)
+		mt, err := dlpack.Export(context.Background(), da)
 		must(t, err)
 		if mt.DLTensor.Device != (dlpack.Device{DeviceType: abi.DeviceVulkan, DeviceID: 3}) || mt.DLTensor.Data != 0x10000 {
 			t.Fatalf("tensor %+v", mt.DLTensor)
 		}
-		_, err = dlpack.Import(mt) // no Vulkan backend: the deleter is called
+		_, err = dlpack.Import(context.Background(), mt) // no Vulkan backend: the deleter is called
 		wantIs(t, err, cdevice.ErrUnknownDevice)
 		bools := cdevice.NewDeviceArray(cdevice.DeviceArray{Type: arrow.FixedWidthTypes.Boolean, Length: 4,
 			Buffers:    []cdevice.DeviceBuffer{{}, {Ptr: 0x10000, Size: 1}},
 			DeviceType: abi.DeviceVulkan, DeviceID: 3}, func() { released++ })
-		_, err = dlpack.Export(bools)
+		_, err = dlpack.Export(context.Background(), bools)
 		wantIs(t, err, cdevice.ErrUnknownDevice)
 		bools.Release()
 		da.Release()
@@ -218,9 +219,9 @@ func TestImportRefusals(t *testing.T) {
 				}
 				var err error
 				if versioned {
-					_, err = dlpack.Import(dlpack.ManagedTensorVersionedAt(p), cs.opts...)
+					_, err = dlpack.Import(context.Background(), dlpack.ManagedTensorVersionedAt(p), cs.opts...)
 				} else {
-					_, err = dlpack.ImportLegacy(dlpack.ManagedTensorAt(p), cs.opts...)
+					_, err = dlpack.ImportLegacy(context.Background(), dlpack.ManagedTensorAt(p), cs.opts...)
 				}
 				wantIs(t, err, cs.is...)
 				if d := s.devType; (d == dlpack.DeviceMAIA || d == dlpack.DeviceTrn) && !strings.Contains(err.Error(), cs.name) {
@@ -237,9 +238,9 @@ func TestImportRefusals(t *testing.T) {
 	}
 	c.collect()
 	t.Run("nil", func(t *testing.T) {
-		_, err := dlpack.Import(nil)
+		_, err := dlpack.Import(context.Background(), nil)
 		wantIs(t, err, cdevice.ErrInvalid)
-		_, err = dlpack.ImportLegacy(nil)
+		_, err = dlpack.ImportLegacy(context.Background(), nil)
 		wantIs(t, err, cdevice.ErrInvalid)
 	})
 }

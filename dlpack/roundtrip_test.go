@@ -1,6 +1,7 @@
 package dlpack_test
 
 import (
+	"context"
 	"slices"
 	"testing"
 
@@ -48,14 +49,14 @@ func roundTrip(t *testing.T, da *cdevice.DeviceArray, versioned bool, w want, wa
 	var tensor *dlpack.Tensor
 	var err error
 	if versioned {
-		mt, err = dlpack.Export(da, eopts...)
+		mt, err = dlpack.Export(context.Background(), da, eopts...)
 		must(t, err)
 		tensor = &mt.DLTensor
 		if mt.Version != (dlpack.PackVersion{Major: 1, Minor: 3}) || mt.Flags != w.flags {
 			t.Errorf("version %v flags %#x, want 1.3 and %#x", mt.Version, mt.Flags, w.flags)
 		}
 	} else {
-		lt, err = dlpack.ExportLegacy(da, eopts...)
+		lt, err = dlpack.ExportLegacy(context.Background(), da, eopts...)
 		must(t, err)
 		tensor = &lt.DLTensor
 	}
@@ -80,9 +81,9 @@ func roundTrip(t *testing.T, da *cdevice.DeviceArray, versioned bool, w want, wa
 	}
 	var back *cdevice.DeviceArray
 	if versioned {
-		back, err = dlpack.Import(mt, iopts...)
+		back, err = dlpack.Import(context.Background(), mt, iopts...)
 	} else {
-		back, err = dlpack.ImportLegacy(lt, iopts...)
+		back, err = dlpack.ImportLegacy(context.Background(), lt, iopts...)
 	}
 	must(t, err)
 	if leaf, base := leafOf(back); product(w.shape) > 0 && (uintptr(leaf.Buffers[1].Ptr) != data || uint64(base)*uint64(w.dtype.Bits/8) != off) {
@@ -236,13 +237,13 @@ func TestRoundTripFixedShapeTensor(t *testing.T) {
 					before := stats()
 					var err error
 					if versioned {
-						mt, eerr := dlpack.Export(dp)
+						mt, eerr := dlpack.Export(context.Background(), dp)
 						must(t, eerr)
-						_, err = dlpack.Import(mt)
+						_, err = dlpack.Import(context.Background(), mt)
 					} else {
-						mt, eerr := dlpack.ExportLegacy(dp)
+						mt, eerr := dlpack.ExportLegacy(context.Background(), dp)
 						must(t, eerr)
-						_, err = dlpack.ImportLegacy(mt)
+						_, err = dlpack.ImportLegacy(context.Background(), mt)
 					}
 					wantIs(t, err, dlpack.ErrNotContiguous, cdevice.ErrUnsupported)
 					if s := stats(); s.Exports != before.Exports || s.DeleterCalls != before.DeleterCalls+1 {
@@ -332,9 +333,9 @@ func TestRoundTripNullFill(t *testing.T) {
 				d := dtypeFor(t, i32)
 				a := slice(t, withNulls(t, fromBytes(t, i32, 100, valueBytes(d, 0, 100)), 7), 2, 98)
 				da := onDevice(t, a, dev)
-				_, err := dlpack.Export(da)
+				_, err := dlpack.Export(context.Background(), da)
 				wantIs(t, err, dlpack.ErrNulls, cdevice.ErrUnsupported)
-				_, err = dlpack.ExportLegacy(da)
+				_, err = dlpack.ExportLegacy(context.Background(), da)
 				wantIs(t, err, dlpack.ErrNulls)
 				w := want{shape: []int64{96}, strides: []int64{1}, dtype: d, copied: true, flags: dlpack.FlagIsCopied}
 				roundTrip(t, da, versioned, w, fillNulls(t, a, valueBytes(d, -1, 1)), []dlpack.ExportOption{dlpack.WithNullFill(-1)})
@@ -386,11 +387,11 @@ func TestNullFillNotRepresentable(t *testing.T) {
 	a := withNulls(t, fromBytes(t, i8, 10, valueBytes(dtypeFor(t, i8), 0, 10)), 2)
 	da := onDevice(t, a, cpuDev)
 	for _, v := range []float64{0.5, 128, -129} {
-		_, err := dlpack.Export(da, dlpack.WithNullFill(v))
+		_, err := dlpack.Export(context.Background(), da, dlpack.WithNullFill(v))
 		wantIs(t, err, cdevice.ErrInvalid)
 	}
 	u8 := arrow.PrimitiveTypes.Uint8
 	b := withNulls(t, fromBytes(t, u8, 10, valueBytes(dtypeFor(t, u8), 0, 10)), 2)
-	_, err := dlpack.Export(onDevice(t, b, cpuDev), dlpack.WithNullFill(-1))
+	_, err := dlpack.Export(context.Background(), onDevice(t, b, cpuDev), dlpack.WithNullFill(-1))
 	wantIs(t, err, cdevice.ErrInvalid)
 }

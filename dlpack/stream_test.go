@@ -16,14 +16,14 @@ import (
 	"github.com/purearrow/cdevice/internal/testkit/testsupport"
 )
 
-// TestConsumerStream: WithConsumerStream on each device.
+// TestConsumerStream: WithStreamHandle on each device.
 func TestConsumerStream(t *testing.T) {
 	f64 := arrow.PrimitiveTypes.Float64
 	vals := valueBytes(dtF64, 0, 64)
 	a := fromBytes(t, f64, 64, vals)
 
 	t.Run("cpu", func(t *testing.T) { // no event: the stream is ignored
-		mt, err := dlpack.Export(onDevice(t, a, cpuDev), dlpack.WithConsumerStream(0x1234))
+		mt, err := dlpack.Export(context.Background(), onDevice(t, a, cpuDev), dlpack.WithStreamHandle(0x1234))
 		must(t, err)
 		mt.Delete()
 	})
@@ -32,7 +32,7 @@ func TestConsumerStream(t *testing.T) {
 		c, dev := loadCOpenCL(t)
 		da := onDevice(t, a, dev)
 		for _, s := range []uintptr{dev.CommandQueue(), 0, dlpack.NoSync} {
-			mt, err := dlpack.Export(da, dlpack.WithConsumerStream(s))
+			mt, err := dlpack.Export(context.Background(), da, dlpack.WithStreamHandle(s))
 			must(t, err)
 			sp := spec{versioned: true, svm: dev.UsesSVM(), devType: abi.DeviceOpenCL, devID: int32(dev.ID()),
 				dtype: dtF64, shape: []int64{64}, strides: []int64{1}, flags: dlpack.FlagReadOnly}
@@ -54,7 +54,7 @@ func TestConsumerStream(t *testing.T) {
 		defer s.Close()
 		h := s.(interface{ Handle() uintptr }).Handle()
 		for _, cs := range []uintptr{h, 0, dlpack.NoSync} {
-			mt, err := dlpack.Export(da, dlpack.WithConsumerStream(cs))
+			mt, err := dlpack.Export(context.Background(), da, dlpack.WithStreamHandle(cs))
 			must(t, err)
 			if cs == dlpack.NoSync {
 				must(t, dev.WaitSyncEvent(context.Background(), da.SyncEvent(), nil))
@@ -101,7 +101,7 @@ func TestConsumerStream(t *testing.T) {
 			{dlpack.NoSync, 0, 0}, // no synchronization asked for
 		} {
 			dev0, host0 := waits()
-			mt, err := dlpack.Export(da, dlpack.WithConsumerStream(c.stream))
+			mt, err := dlpack.Export(context.Background(), da, dlpack.WithStreamHandle(c.stream))
 			must(t, err)
 			mt.Delete()
 			if dev, host := waits(); dev-dev0 != c.device || host-host0 != c.host {
@@ -110,7 +110,7 @@ func TestConsumerStream(t *testing.T) {
 			}
 		}
 		dev0, host0 := waits()
-		mt, err := dlpack.Export(da)
+		mt, err := dlpack.Export(context.Background(), da)
 		must(t, err)
 		mt.Delete()
 		if dev, host := waits(); dev != dev0 || host != host0 {

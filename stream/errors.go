@@ -29,7 +29,7 @@ func directError(err error) error {
 }
 
 // An Option changes how a stream is imported (or, WithOnRelease, exported).
-type Option func(*config)
+type Option struct{ apply func(*config) }
 
 type config struct {
 	maxEmpty   int
@@ -40,12 +40,12 @@ type config struct {
 // WithMaxEmptyBatches makes the import fail with ErrEmptyBatches after n
 // consecutive zero-length batches: some producers, given an empty input,
 // return empty batches forever.
-func WithMaxEmptyBatches(n int) Option { return func(c *config) { c.maxEmpty = n } }
+func WithMaxEmptyBatches(n int) Option { return Option{func(c *config) { c.maxEmpty = n }} }
 
 // WithImportOptions applies cdevice import options (such as
 // cdevice.WithFullValidation) to every batch.
 func WithImportOptions(opts ...cdevice.ImportOption) Option {
-	return func(c *config) { c.importOpts = append(c.importOpts, opts...) }
+	return Option{func(c *config) { c.importOpts = append(c.importOpts, opts...) }}
 }
 
 // WithOnRelease has ExportDeviceStream call f once, when the consumer
@@ -53,7 +53,7 @@ func WithImportOptions(opts ...cdevice.ImportOption) Option {
 // holds something (a network call, a file) learns the consumer is done, also
 // when it released the stream before reading a batch (a sequence that never
 // started is never told).
-func WithOnRelease(f func()) Option { return func(c *config) { c.onRelease = f } }
+func WithOnRelease(f func()) Option { return Option{func(c *config) { c.onRelease = f }} }
 
 func newConfig(opts []Option) config {
 	var c config
@@ -65,8 +65,8 @@ func newConfig(opts []Option) config {
 // reader: no copy of its own on the heap).
 func (c *config) apply(opts []Option) {
 	for _, o := range opts {
-		if o != nil {
-			o(c)
+		if o.apply != nil {
+			o.apply(c)
 		}
 	}
 }

@@ -420,11 +420,7 @@ func (r *DeviceReader) read(ctx context.Context) (*cdevice.DeviceRecordBatch, er
 		cdevice.ReleaseArray(&r.out.Array)
 		return nil, fmt.Errorf("%w: a batch on device type %s in a %s stream", cdevice.ErrInvalid, t, r.dev)
 	}
-	opts := r.c.cfg.importOpts
-	if ctx.Done() != nil {
-		opts = append(opts[:len(opts):len(opts)], cdevice.WithContext(ctx))
-	}
-	return cdevice.ImportDeviceRecordBatchOnDeviceWithSchema(r.out, r.c.schema, opts...)
+	return cdevice.ImportDeviceRecordBatchOnDeviceWithSchema(ctx, r.out, r.c.schema, r.c.cfg.importOpts...)
 }
 
 // All yields every remaining batch, valid during the loop body (Retain it

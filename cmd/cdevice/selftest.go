@@ -325,7 +325,7 @@ func deviceArrayOnce(ctx context.Context, dev device.Device, rec arrow.RecordBat
 	case dev.Type() == abi.DeviceCPU && arr.SyncEvent != 0:
 		wrong = errors.New("a CPU ArrowDeviceArray has a non-NULL sync_event")
 	}
-	got, err := cdevice.ImportDeviceRecordBatchOnDevice(arr, sch) // releases arr and sch, also on failure
+	got, err := cdevice.ImportDeviceRecordBatchOnDevice(ctx, arr, sch) // releases arr and sch, also on failure
 	if err != nil {
 		return fmt.Errorf("ImportDeviceRecordBatchOnDevice: %w", err)
 	}

@@ -1,6 +1,7 @@
 package cuda_test
 
 import (
+	"context"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -52,7 +53,7 @@ func TestImportManagedConcurrentAccess(t *testing.T) {
 			arr, sch := exportToC(t, src, dev)
 			memcpys := func() uintptr { return f.Call("fake_cuda_call_count", cstr(t, "cudaMemcpyAsync")) }
 			before := memcpys()
-			got, err := cdevice.ImportDeviceArray(arr, sch)
+			got, err := cdevice.ImportDeviceArray(context.Background(), arr, sch)
 			if err != nil {
 				t.Fatal(err)
 			}

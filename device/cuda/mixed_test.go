@@ -67,7 +67,7 @@ func exportImport(t *testing.T, exp, imp device.Device, imported func()) {
 	src := b.NewInt64Array()
 	defer src.Release()
 	arr, sch := exportToC(t, src, exp)
-	got, err := cdevice.ImportDeviceArray(arr, sch)
+	got, err := cdevice.ImportDeviceArray(context.Background(), arr, sch)
 	if err != nil {
 		t.Fatal(err)
 	}

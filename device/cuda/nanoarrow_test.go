@@ -320,7 +320,7 @@ func (p *nanoarrow) arraysOut(d device.Device, want []arrow.RecordBatch) error {
 			cdevice.ReleaseDeviceArray(arr)
 			return fmt.Errorf("batch %d: nanoarrow's array is on %v:%d, sync_event %#x", i, arr.DeviceType, arr.DeviceID, arr.SyncEvent)
 		}
-		if err := importedEqual(i, rb)(cdevice.ImportDeviceRecordBatch(arr, sch, cdevice.WithFullValidation())); err != nil {
+		if err := importedEqual(i, rb)(cdevice.ImportDeviceRecordBatch(context.Background(), arr, sch, cdevice.WithFullValidation())); err != nil {
 			return err
 		}
 	}

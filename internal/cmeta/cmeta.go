@@ -138,7 +138,7 @@ func parse(p uintptr, start func(n int), each func(k, v []byte)) (int, error) {
 	return int(off), nil
 }
 
-// invalidf is an error wrapping errs.Invalid (cdevice.ErrInvalid).
+// invalidf is an error wrapping errs.ErrInvalid (cdevice.ErrInvalid).
 func invalidf(format string, args ...any) error {
-	return fmt.Errorf("%w: metadata: %s", errs.Invalid, fmt.Sprintf(format, args...))
+	return fmt.Errorf("%w: metadata: %s", errs.ErrInvalid, fmt.Sprintf(format, args...))
 }

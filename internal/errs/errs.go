@@ -7,24 +7,24 @@ package errs
 import "errors"
 
 var (
-	// Invalid: input that breaks a rule (device.ErrInvalid, cdevice.ErrInvalid).
-	Invalid = errors.New("cdevice: invalid input")
-	// Released: a struct, stream or event used after its release
+	// ErrInvalid: input that breaks a rule (device.ErrInvalid, cdevice.ErrInvalid).
+	ErrInvalid = errors.New("cdevice: invalid input")
+	// ErrReleased: a struct, stream or event used after its release
 	// (device.ErrReleased, cdevice.ErrReleased).
-	Released = errors.New("cdevice: struct already released")
-	// Unsupported: a valid type or feature not handled (cdevice.ErrUnsupported).
-	Unsupported = errors.New("cdevice: unsupported")
-	// Producer: a producer reported a failure (cdevice.ErrProducer).
-	Producer = errors.New("cdevice: producer failed")
-	// NotFound: a runtime library is not installed (device.ErrNotFound).
-	NotFound = errors.New("device: runtime not found")
-	// NoDevice: a runtime loaded but reports no usable device (device.ErrNoDevice).
-	NoDevice = errors.New("device: no device")
-	// MissingSymbol: a runtime lacks a function bound (device.ErrMissingSymbol).
-	MissingSymbol = errors.New("device: runtime lacks a required function")
-	// Runtime: a runtime call failed (device.ErrRuntime, cdevice.ErrRuntime).
-	Runtime = errors.New("device: runtime call failed")
-	// UnknownDevice: no loaded backend owns a (device type, id)
+	ErrReleased = errors.New("cdevice: struct already released")
+	// ErrUnsupported: a valid type or feature not handled (cdevice.ErrUnsupported).
+	ErrUnsupported = errors.New("cdevice: unsupported")
+	// ErrProducer: a producer reported a failure (cdevice.ErrProducer).
+	ErrProducer = errors.New("cdevice: producer failed")
+	// ErrNotFound: a runtime library is not installed (device.ErrNotFound).
+	ErrNotFound = errors.New("device: runtime not found")
+	// ErrNoDevice: a runtime loaded but reports no usable device (device.ErrNoDevice).
+	ErrNoDevice = errors.New("device: no device")
+	// ErrMissingSymbol: a runtime lacks a function bound (device.ErrMissingSymbol).
+	ErrMissingSymbol = errors.New("device: runtime lacks a required function")
+	// ErrRuntime: a runtime call failed (device.ErrRuntime, cdevice.ErrRuntime).
+	ErrRuntime = errors.New("device: runtime call failed")
+	// ErrUnknownDevice: no loaded backend owns a (device type, id)
 	// (device.ErrUnknownDevice, cdevice.ErrUnknownDevice).
-	UnknownDevice = errors.New("device: no loaded backend for the device")
+	ErrUnknownDevice = errors.New("device: no loaded backend for the device")
 )
