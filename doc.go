@@ -33,6 +33,8 @@
 //     and one runtime per package, loaded at run time
 //   - loader: which runtimes this machine has, and the default device
 //   - adbc/drivermgr, adbc/sqldriver, adbc/adbcerr: ADBC without cgo
+//   - clib: loading a C library for a program's own purego calls, never
+//     from the current directory
 //
 // The commands cmd/cdevice (devices, selftest, bench, inspect) and
 // adbc/cmd/sql use them.

@@ -17,7 +17,7 @@ import (
 	"github.com/purearrow/cdevice"
 	"github.com/purearrow/cdevice/abi"
 	"github.com/purearrow/cdevice/adbc/drivermgr"
-	"github.com/purearrow/cdevice/internal/ffi"
+	"github.com/purearrow/cdevice/clib"
 	"github.com/purearrow/cdevice/stream"
 )
 
@@ -76,7 +76,7 @@ func LoadLib(path string) (*Lib, error) {
 	if l := loaded[path]; l != nil {
 		return l, nil
 	}
-	h, err := ffi.Open(path) // never from the current directory (see ffi.Open)
+	h, err := clib.Open(path) // never from the current directory (see clib.Open)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrNoLibrary, err)
 	}

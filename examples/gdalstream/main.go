@@ -3,7 +3,7 @@
 // Go code built with CGO_ENABLED=0 consumes an ArrowArrayStream that a C
 // library produces:
 //
-//   - load the library (internal/ffi: dlopen on Linux and macOS,
+//   - load the library (clib.Open: dlopen on Linux and macOS,
 //     LoadLibraryEx on Windows, never from the current directory) and bind
 //     its functions to Go function variables with purego.RegisterFunc;
 //   - allocate the ArrowArrayStream struct with cdevice.New, so that it lives
@@ -53,7 +53,7 @@ import (
 	"github.com/ebitengine/purego"
 	"github.com/purearrow/cdevice"
 	"github.com/purearrow/cdevice/abi"
-	"github.com/purearrow/cdevice/internal/ffi"
+	"github.com/purearrow/cdevice/clib"
 	"github.com/purearrow/cdevice/stream"
 )
 
@@ -106,14 +106,14 @@ func loadGDAL(path string) (*gdal, error) {
 	if path != "" {
 		names = []string{path}
 	}
-	// ffi.Open is the library's one way to load: on Windows it never
+	// clib.Open loads as this module loads its own libraries: on Windows it never
 	// searches the current directory, where LoadLibrary by a bare name
 	// would (a program of your own: purego.Dlopen, or LoadLibraryEx with
 	// LOAD_LIBRARY_SEARCH_* flags).
-	var lib *ffi.Library
+	var lib *clib.Library
 	var tried []string
 	for _, name := range names {
-		l, err := ffi.Open(name)
+		l, err := clib.Open(name)
 		if err == nil {
 			lib, path = l, l.Path()
 			break
