@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -128,16 +129,22 @@ func compile(name string, o Options) (path string, skip bool, err error) {
 	if dir := os.Getenv(EnvPrebuilt); dir != "" {
 		return prebuilt(dir, name, o)
 	}
-	return compileFor(host, name, o, "")
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", false, err
+	}
+	return compileFor(host, name, o, "", wd)
 }
 
-// compileFor builds the library for platform p into out ("": the cache).
-func compileFor(p platform, name string, o Options, out string) (path string, skip bool, err error) {
+// compileFor builds the library for platform p into out ("": the cache),
+// from the sources of the testdata/c folders between the package folder
+// from and the module root.
+func compileFor(p platform, name string, o Options, out, from string) (path string, skip bool, err error) {
 	gcc, flags, err := p.compiler()
 	if err != nil {
 		return "", true, err
 	}
-	cdirs, err := SourceDirs()
+	cdirs, err := sourceDirsFrom(from)
 	if err != nil {
 		return "", false, err
 	}
@@ -332,6 +339,11 @@ func SourceDirs() ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	return sourceDirsFrom(dir)
+}
+
+// sourceDirsFrom is SourceDirs from the package folder dir.
+func sourceDirsFrom(dir string) ([]string, error) {
 	var dirs []string
 	for {
 		if c := filepath.Join(dir, "testdata", "c"); isDir(c) {
@@ -391,32 +403,79 @@ func prebuilt(dir, name string, o Options) (string, bool, error) {
 	return path, false, nil
 }
 
-// Prebuild builds every library of SourceDirs that builds for goos/goarch into
-// dir, as test binaries of that platform find them through EnvPrebuilt, and
-// returns the names of those that do not build there, with why. include
-// are the include directories every library is built with.
+// Prebuild builds every library that builds for goos/goarch into dir, as
+// test binaries of that platform find them through EnvPrebuilt: those of
+// SourceDirs, and of every package's testdata/c below the working
+// directory (C peers live beside the packages they serve), each built
+// from its package's folder. It returns the names of those that do not
+// build there, with why. include are the include directories every
+// library is built with. Two libraries of one name are an error: the
+// prebuilt folder holds one of each.
 func Prebuild(dir, goos, goarch string, include []string) (failed map[string]error, err error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return nil, err
+	}
 	cdirs, err := SourceDirs()
 	if err != nil {
 		return nil, err
 	}
-	var srcs []string
-	for _, d := range cdirs {
+	below, err := packageSourceDirs(wd)
+	if err != nil {
+		return nil, err
+	}
+	from := map[string]string{} // library name → its package folder
+	var names []string
+	for _, d := range append(cdirs, below...) {
 		m, err := filepath.Glob(filepath.Join(d, "*.c"))
 		if err != nil {
 			return nil, err
 		}
-		srcs = append(srcs, m...)
+		pkg := filepath.Dir(filepath.Dir(d))
+		if slices.Contains(cdirs, d) {
+			pkg = wd
+		}
+		for _, src := range m {
+			name := strings.TrimSuffix(filepath.Base(src), ".c")
+			if prev, ok := from[name]; ok && prev != pkg {
+				return nil, fmt.Errorf("two C peers named %s: in %s and %s", name, prev, pkg)
+			}
+			if _, ok := from[name]; !ok {
+				names = append(names, name)
+			}
+			from[name] = pkg
+		}
 	}
 	p := platform{goos, goarch}
 	failed = map[string]error{}
-	for _, src := range srcs {
-		name := strings.TrimSuffix(filepath.Base(src), ".c")
+	for _, name := range names {
 		out := filepath.Join(dir, "lib"+name+p.suffix())
 		os.Remove(out)
-		if _, _, err := compileFor(p, name, Options{Include: include}, out); err != nil {
+		if _, _, err := compileFor(p, name, Options{Include: include}, out, from[name]); err != nil {
 			failed[name] = err
 		}
 	}
 	return failed, nil
+}
+
+// packageSourceDirs are the testdata/c folders of the packages below dir,
+// in this module (not in a folder with a go.mod of its own).
+func packageSourceDirs(dir string) ([]string, error) {
+	var out []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.IsDir() || p == dir {
+			return err
+		}
+		if n := d.Name(); strings.HasPrefix(n, ".") || n == "testdata" {
+			if c := filepath.Join(p, "c"); n == "testdata" && isDir(c) {
+				out = append(out, c)
+			}
+			return filepath.SkipDir
+		}
+		if _, err := os.Stat(filepath.Join(p, "go.mod")); err == nil {
+			return filepath.SkipDir
+		}
+		return nil
+	})
+	return out, err
 }
