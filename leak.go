@@ -16,13 +16,13 @@ type Leaks struct {
 	ExportedStreams int64 // ArrowArrayStream and ArrowDeviceArrayStream
 	AsyncProducers  int64 // ArrowAsyncProducer structs handed to a C handler
 	AsyncHandlers   int64 // ArrowAsyncDeviceStreamHandler structs handed to a C producer
-	DLPackExports   int64 // DLPack tensors whose deleter has not run
+	ExportedTensors int64 // tensors (DLPack) whose deleter has not run
 
 	// Imported objects whose producer's release (or deleter) has not been
 	// called (Imports is their sum).
 	ImportedArrays  int64 // ArrowArray and ArrowDeviceArray trees
 	ImportedStreams int64 // ArrowArrayStream and ArrowDeviceArrayStream
-	DLPackImports   int64 // DLPack tensors
+	ImportedTensors int64 // tensors (DLPack) whose deleter has not been called
 
 	DeviceArrays   int64 // DeviceArray and DeviceRecordBatch trees not yet released
 	DeviceAllocs   int64 // device memory blocks those trees hold (see also CachedMemory)
@@ -56,10 +56,10 @@ func LiveLeaks() Leaks {
 		ExportedStreams: leak.Count(leak.ExportedStream),
 		AsyncProducers:  leak.Count(leak.AsyncProducer),
 		AsyncHandlers:   leak.Count(leak.AsyncHandler),
-		DLPackExports:   leak.Count(leak.DLPackExport),
+		ExportedTensors: leak.Count(leak.ExportedTensor),
 		ImportedArrays:  leak.Count(leak.ImportedArray),
 		ImportedStreams: leak.Count(leak.ImportedStream),
-		DLPackImports:   leak.Count(leak.DLPackImport),
+		ImportedTensors: leak.Count(leak.ImportedTensor),
 		DeviceArrays:    leak.Count(leak.DeviceArray),
 		DeviceAllocs:    leak.Count(leak.DeviceAlloc),
 		Handles:         ffi.LiveHandles(),
@@ -73,12 +73,12 @@ func LiveLeaks() Leaks {
 
 // Exports is every exported object a consumer still holds.
 func (l Leaks) Exports() int64 {
-	return l.ExportedSchemas + l.ExportedArrays + l.ExportedStreams + l.AsyncProducers + l.AsyncHandlers + l.DLPackExports
+	return l.ExportedSchemas + l.ExportedArrays + l.ExportedStreams + l.AsyncProducers + l.AsyncHandlers + l.ExportedTensors
 }
 
 // Imports is every imported object whose producer's release (or deleter)
 // has not been called.
-func (l Leaks) Imports() int64 { return l.ImportedArrays + l.ImportedStreams + l.DLPackImports }
+func (l Leaks) Imports() int64 { return l.ImportedArrays + l.ImportedStreams + l.ImportedTensors }
 
 // Zero reports whether nothing is held and no callback panicked
 // (DoubleReleases and StrayDeletes aside).
@@ -97,9 +97,9 @@ func (l Leaks) String() string {
 	}{
 		{"exported_schemas", l.ExportedSchemas}, {"exported_arrays", l.ExportedArrays},
 		{"exported_streams", l.ExportedStreams}, {"async_producers", l.AsyncProducers},
-		{"async_handlers", l.AsyncHandlers}, {"dlpack_exports", l.DLPackExports},
+		{"async_handlers", l.AsyncHandlers}, {"exported_tensors", l.ExportedTensors},
 		{"imported_arrays", l.ImportedArrays}, {"imported_streams", l.ImportedStreams},
-		{"dlpack_imports", l.DLPackImports}, {"device_arrays", l.DeviceArrays},
+		{"imported_tensors", l.ImportedTensors}, {"device_arrays", l.DeviceArrays},
 		{"device_allocs", l.DeviceAllocs}, {"handles", int64(l.Handles)},
 		{"c_allocations", l.CAllocations}, {"callback_panics", l.CallbackPanics},
 		{"double_releases", l.DoubleReleases}, {"stray_deletes", l.StrayDeletes},

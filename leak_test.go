@@ -84,7 +84,7 @@ func TestLeaksNameEveryKind(t *testing.T) {
 			}
 			return da.Release
 		}},
-		{"DLPack export", func(l cdevice.Leaks) int64 { return l.DLPackExports }, "dlpack.Export", func(t *testing.T) func() {
+		{"DLPack export", func(l cdevice.Leaks) int64 { return l.ExportedTensors }, "dlpack.Export", func(t *testing.T) func() {
 			da, err := cdevice.CopyToDevice(ctx, arr, device.CPU)
 			ok(t, err)
 			defer da.Release()
@@ -92,7 +92,7 @@ func TestLeaksNameEveryKind(t *testing.T) {
 			ok(t, err)
 			return mt.Delete
 		}},
-		{"DLPack import", func(l cdevice.Leaks) int64 { return l.DLPackImports }, "dlpack.Import", func(t *testing.T) func() {
+		{"DLPack import", func(l cdevice.Leaks) int64 { return l.ImportedTensors }, "dlpack.Import", func(t *testing.T) func() {
 			da, err := cdevice.CopyToDevice(ctx, arr, device.CPU)
 			ok(t, err)
 			defer da.Release()

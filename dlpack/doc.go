@@ -62,7 +62,7 @@
 // got the same address from the C allocator (a consumer that deletes twice
 // has a bug either way). Exported tensors whose deleter has not run, and
 // imported ones whose deleter has not been called, are counted in
-// cdevice.LiveLeaks() (DLPackExports, DLPackImports). Import takes
+// cdevice.LiveLeaks() (ExportedTensors, ImportedTensors). Import takes
 // ownership of the tensor even when it fails: the deleter has then been
 // called before Import returns.
 //

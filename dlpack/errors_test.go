@@ -131,7 +131,7 @@ func TestErrorPaths(t *testing.T) {
 	}
 	testsupport.RunErrorCases(t, cases)
 	c.collect()
-	if n := cdevice.LiveLeaks().DLPackImports; n != 0 {
+	if n := cdevice.LiveLeaks().ImportedTensors; n != 0 {
 		t.Errorf("%d imports held after the failures", n)
 	}
 }

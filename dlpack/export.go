@@ -257,7 +257,7 @@ func export(ctx context.Context, a *cdevice.DeviceArray, versioned bool, opts []
 	strides := unsafe.Slice((*int64)(unsafe.Add(block, hdr+8*uintptr(ndim))), ndim)
 	copy(shape, l.Shape(a.Length))
 	copy(strides, l.Strides(1))
-	h := ffi.NewHandle(&exported{arr: src, block: block, leak: leak.Track(leak.DLPackExport)})
+	h := ffi.NewHandle(&exported{arr: src, block: block, leak: leak.Track(leak.ExportedTensor)})
 	t := Tensor{
 		Data: uintptr(data), Device: dev, Ndim: int32(ndim), Dtype: l.dtype,
 		Shape: uintptr(unsafe.Pointer(&shape[0])), Strides: uintptr(unsafe.Pointer(&strides[0])),

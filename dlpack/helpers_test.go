@@ -429,5 +429,5 @@ type counts struct{ Exports, Imports, DeleterCalls, StrayDeletes int64 }
 
 func stats() counts {
 	l := cdevice.LiveLeaks()
-	return counts{Exports: l.DLPackExports, Imports: l.DLPackImports, DeleterCalls: dlpack.DeleterCalls(), StrayDeletes: l.StrayDeletes}
+	return counts{Exports: l.ExportedTensors, Imports: l.ImportedTensors, DeleterCalls: dlpack.DeleterCalls(), StrayDeletes: l.StrayDeletes}
 }

@@ -63,7 +63,7 @@ type owned struct {
 }
 
 func own(self, deleter uintptr) *owned {
-	return &owned{self: self, deleter: deleter, leak: leak.Track(leak.DLPackImport)}
+	return &owned{self: self, deleter: deleter, leak: leak.Track(leak.ImportedTensor)}
 }
 
 func (o *owned) release() {

@@ -230,7 +230,7 @@ func TestImportRefusals(t *testing.T) {
 				if c.calls() != calls+1 || c.live() != live || c.doubles() != 0 {
 					t.Fatalf("deleter calls %d, live %d (want 1, %d)", c.calls()-calls, c.live(), live)
 				}
-				if n := cdevice.LiveLeaks().DLPackImports; n != 0 {
+				if n := cdevice.LiveLeaks().ImportedTensors; n != 0 {
 					t.Fatalf("imports %d", n)
 				}
 			})

@@ -20,8 +20,8 @@ const (
 	AsyncHandler               // an ArrowAsyncDeviceStreamHandler we made for a C producer
 	ImportedArray              // an ArrowArray tree whose producer's release has not run
 	ImportedStream             // an imported stream whose producer's release has not run
-	DLPackExport               // a DLManagedTensor we exported, its deleter not yet called
-	DLPackImport               // an imported DLManagedTensor, its deleter not yet called
+	ExportedTensor             // a DLManagedTensor we exported, its deleter not yet called
+	ImportedTensor             // an imported DLManagedTensor, its deleter not yet called
 	DeviceArray                // a DeviceArray or DeviceRecordBatch tree not yet released
 	DeviceAlloc                // a device memory block held by device arrays
 	NumKinds
