@@ -16,6 +16,9 @@ const maxTOMLDepth = 256
 func tomlNesting(s string) error {
 	t := tomlScan{inKey: true}
 	for i := 0; i < len(s); i++ {
+		if !tomlSignificant[s[i]] {
+			continue // a byte that changes nothing, in every state
+		}
 		var err error
 		if i, err = t.step(s, i); err != nil {
 			return err
@@ -26,6 +29,14 @@ func tomlNesting(s string) error {
 	}
 	return nil
 }
+
+// tomlSignificant are the bytes tomlScan acts on.
+var tomlSignificant = func() (t [256]bool) {
+	for _, c := range []byte("#\"'[]{}.=,\n") {
+		t[c] = true
+	}
+	return t
+}()
 
 // tomlScan is tomlNesting's state machine. Outside strings and comments it
 // is in one of three states: a [header] (inHeader), a key (inKey: at the

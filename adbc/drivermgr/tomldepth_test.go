@@ -85,3 +85,19 @@ func TestTOMLNesting(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkTOMLNesting scans a manifest-sized profile of tables, dotted
+// keys, inline tables, arrays, strings and comments, 100 times over.
+func BenchmarkTOMLNesting(b *testing.B) {
+	var sb strings.Builder
+	for i := range 100 {
+		fmt.Fprintf(&sb, "[driver%d.options]\n# a comment [with {brackets}]\na.b.c = %d\ns = \"a string with [brackets] and a \\\" quote\"\nt = { x = [1, 2, {y = 3}], z = 'lit' }\nm = \"\"\"\nmulti\nline\"\"\"\n", i, i)
+	}
+	s := sb.String()
+	b.SetBytes(int64(len(s)))
+	for b.Loop() {
+		if err := tomlNesting(s); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
