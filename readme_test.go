@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/BurntSushi/toml"
+	"github.com/purearrow/cdevice/internal/testkit/selfexec"
 	"github.com/purearrow/cdevice/internal/testkit/testsupport"
 )
 
@@ -257,6 +258,12 @@ func runProgram(t *testing.T, where, code string, want *string) {
 		return
 	}
 	if want == nil {
+		return
+	}
+	if os.Getenv(selfexec.ExecEnv) != "" {
+		// Emulated (qemu-user): the program would need the target's
+		// loader flags that go test was given; the native legs run it.
+		t.Logf("%s builds; its output is checked where the tests run natively", where)
 		return
 	}
 	var stdout, stderr bytes.Buffer
