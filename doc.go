@@ -37,5 +37,5 @@
 //     from the current directory
 //
 // The commands cmd/cdevice (devices, selftest, bench, inspect) and
-// adbc/cmd/sql use them.
+// adbc/cmd/adbcsql use them.
 package cdevice

@@ -29,9 +29,9 @@ func TestLoadErrorsSayWhat(t *testing.T) {
 		want         []string
 		not          string
 	}{
-		{"a directory", filepath.Join(dir, "drivers"), adbc.StatusInvalidArgument, []string{`"` + filepath.Join(dir, "drivers") + `" is a directory`}, "drivers.so"},
-		{"a directory with a library's name", filepath.Join(dir, "drivers", "some.so"), adbc.StatusInvalidArgument, []string{"some.so\" is a directory"}, ""},
-		{"nothing there", filepath.Join(dir, "nope"), adbc.StatusNotFound, []string{`driver "` + filepath.Join(dir, "nope") + `": no such file`}, ""},
+		{"a directory", filepath.Join(dir, "drivers"), adbc.StatusInvalidArgument, []string{"driver " + filepath.Join(dir, "drivers") + " is a directory"}, "drivers.so"},
+		{"a directory with a library's name", filepath.Join(dir, "drivers", "some.so"), adbc.StatusInvalidArgument, []string{"some.so is a directory"}, ""},
+		{"nothing there", filepath.Join(dir, "nope"), adbc.StatusNotFound, []string{"driver " + filepath.Join(dir, "nope") + ": no such file"}, ""},
 	} {
 		_, err := drivermgr.Driver{}.NewDatabase(map[string]string{"driver": c.driver})
 		e := wantStatus(t, c.name, err, c.status)

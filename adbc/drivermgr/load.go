@@ -114,7 +114,7 @@ func load(r loadRequest) (*driver, error) {
 				if err == nil && fi.IsDir() {
 					return nil, notLibrary(name)
 				}
-				return nil, loadErr(adbc.StatusNotFound, lerr, "driver %q: no such file: no %s, %s.toml or %s%s", name, name, name, name, libraryExt)
+				return nil, loadErr(adbc.StatusNotFound, lerr, "driver %s: no such file: no %s, %s.toml or %s%s", name, name, name, name, libraryExt)
 			}
 			return open(name+libraryExt, r.entrypoint)
 		}
@@ -236,7 +236,7 @@ func open(path, entry string) (*driver, error) {
 
 // notLibrary is the error of a driver path that is a directory.
 func notLibrary(path string) error {
-	return loadErr(adbc.StatusInvalidArgument, nil, "driver %q is a directory, not a driver's library or manifest", path)
+	return loadErr(adbc.StatusInvalidArgument, nil, "driver %s is a directory, not a driver's library or manifest", path)
 }
 
 // asAdbc is err's adbc.Error.

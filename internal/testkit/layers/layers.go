@@ -44,7 +44,7 @@ var Layers = []Layer{
 		"DLPack and the CUDA Array Interface"},
 	{"compatibility and databases", []string{"cdata", "adbc/drivermgr", "adbc/sqldriver", "internal/ipcverify"},
 		"arrow-go's arrow/cdata API; the ADBC driver manager; database/sql over any adbc.Driver; the Arrow IPC file verifier"},
-	{"commands", []string{"cmd/cdevice", "adbc/cmd/sql"},
+	{"commands", []string{"cmd/cdevice", "adbc/cmd/adbcsql"},
 		"what a user runs: flags and output"},
 }
 

@@ -1,15 +1,13 @@
 package main
 
 import (
-	"io"
 	"os"
 
 	"golang.org/x/sys/windows"
 )
 
-// isTerminal reports whether w is a console (the progress line is then on
-// by default).
-func isTerminal(w io.Writer) bool {
+// isTerminal reports whether w (a reader or writer) is a console.
+func isTerminal(w any) bool {
 	f, ok := w.(*os.File)
 	if !ok {
 		return false

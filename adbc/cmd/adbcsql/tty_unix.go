@@ -3,15 +3,13 @@
 package main
 
 import (
-	"io"
 	"os"
 
 	"golang.org/x/sys/unix"
 )
 
-// isTerminal reports whether w is a terminal (the progress line is then
-// on by default).
-func isTerminal(w io.Writer) bool {
+// isTerminal reports whether w (a reader or writer) is a terminal.
+func isTerminal(w any) bool {
 	f, ok := w.(*os.File)
 	if !ok {
 		return false
