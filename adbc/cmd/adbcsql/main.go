@@ -120,6 +120,7 @@ Ctrl-C ended a script. NO_COLOR turns colour off.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer, sigs *interrupts) int {
 	secrets := &redact.Secrets{}
 	learnFlags(args, secrets)
+	stderrTerminal := isTerminal(stderr) // asked before the masking wraps it
 	stderr = secrets.Writer(stderr)
 	c, sqls, err := parseFlags(args)
 	switch {
@@ -143,6 +144,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, sigs *interru
 		return exitUsage
 	}
 	c.formatGiven, c.format = c.format != "", format
+	c.progress = c.progress && stderrTerminal
 	in, err := inputs(c, sqls, stdin)
 	if err != nil {
 		fmt.Fprintf(stderr, "adbcsql: %v\nTry 'adbcsql --help'.\n", err)

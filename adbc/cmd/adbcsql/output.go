@@ -37,7 +37,7 @@ func newOutput(c *config, stdout, stderr io.Writer) *output {
 		_, noColor := os.LookupEnv("NO_COLOR")
 		o.color = !noColor
 	}
-	o.progress = c.progress && isTerminal(stderr)
+	o.progress = c.progress // --progress, and stderr a terminal
 	return o
 }
 

@@ -192,3 +192,25 @@ func TestPromptNoColor(t *testing.T) {
 		t.Fatal("Ctrl-D did not end the prompt")
 	}
 }
+
+// On a terminal a long result draws a progress line (rows, bytes, rate)
+// on standard error, and clears it at the end.
+func TestProgressOnTerminal(t *testing.T) {
+	p, slave := openPTY(t)
+	out := filepath.Join(t.TempDir(), "p.csv")
+	q := "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 3000000) SELECT x, 'row ' || x FROM c"
+	cmd := startOn(t, slave, nil, append([]string{"--out", out, "-c", q}, sqlite(t)...)...)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	m := p.waitFor(0, " rows/s")
+	p.waitFor(m, "\r\x1b[K(3000000 rows, written to "+out+")")
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Error(err)
+		}
+	case <-time.After(time.Minute):
+		cmd.Process.Kill()
+		t.Fatal("the command did not end")
+	}
+}
