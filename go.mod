@@ -1,6 +1,6 @@
 module github.com/purearrow/cdevice
 
-go 1.26.0
+go 1.25.0
 
 require (
 	github.com/BurntSushi/toml v1.6.0
@@ -10,8 +10,8 @@ require (
 	github.com/goccy/go-json v0.10.6
 	github.com/klauspost/compress v1.19.2
 	github.com/pierrec/lz4/v4 v4.1.29
-	golang.org/x/sys v0.50.0
-	golang.org/x/term v0.48.0
+	golang.org/x/sys v0.47.0
+	golang.org/x/term v0.45.0
 )
 
 require (
