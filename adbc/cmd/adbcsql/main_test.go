@@ -478,6 +478,14 @@ func TestFormatsPostgreSQL(t *testing.T) {
 	}
 	sameJSONLines(t, jsonOut, string(want))
 	readBack(t, db, formatQuery, 4)
+	// numeric arrives as an extension type (arrow.opaque): rendered from
+	// its storage, in every text format.
+	for format, want := range map[string]string{"csv": "n\n2.5\n", "json": `{"n":"2.5"}` + "\n", "table": "n\n---\n2.5\n"} {
+		code, out, errOut := runSQL(t, append([]string{"--format", format, "SELECT 2.5::numeric AS n"}, db...)...)
+		if code != 0 || out != want {
+			t.Errorf("numeric as %s: exit %d, %q (%s); want %q", format, code, out, errOut, want)
+		}
+	}
 }
 
 // DuckDB: CSV and JSON lines as its own COPY ... TO writes them; an update

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
@@ -70,13 +71,28 @@ func binary(format string) bool {
 	return format == "arrow" || format == "arrows" || format == "parquet"
 }
 
-// cell renders one value on one line: arrow-go's rendering, with "" and
-// null set apart by ok.
+// cell renders one value: arrow-go's rendering (an extension type's, such
+// as PostgreSQL's numeric, its storage's), with "" and null set apart by
+// ok.
 func cell(col arrow.Array, i int) (s string, ok bool) {
 	if col.IsNull(i) {
 		return "", false
 	}
+	if e, isExt := col.(array.ExtensionArray); isExt {
+		col = e.Storage()
+	}
 	return col.ValueStr(i), true
+}
+
+// rendered runs f, which renders a batch's values, and turns a panic of
+// arrow-go's rendering (a type it cannot print) into an error.
+func rendered(f func() error) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("a value this output cannot render: %v", p)
+		}
+	}()
+	return f()
 }
 
 // delimited writes CSV or TSV: a header, then a line a row, NULL as an
@@ -100,6 +116,10 @@ func newDelimited(w io.Writer, sc *arrow.Schema, comma rune) *delimited {
 var tsvEscapes = strings.NewReplacer("\\", `\\`, "\t", `\t`, "\n", `\n`, "\r", `\r`)
 
 func (d *delimited) write(rec arrow.RecordBatch) error {
+	return rendered(func() error { return d.rows(rec) })
+}
+
+func (d *delimited) rows(rec arrow.RecordBatch) error {
 	row := make([]string, rec.NumCols())
 	for i := range int(rec.NumRows()) {
 		for j, col := range rec.Columns() {
@@ -137,6 +157,10 @@ func newJSONLines(w io.Writer, sc *arrow.Schema) *jsonLines {
 }
 
 func (j *jsonLines) write(rec arrow.RecordBatch) error {
+	return rendered(func() error { return j.rows(rec) })
+}
+
+func (j *jsonLines) rows(rec arrow.RecordBatch) error {
 	for i := range int(rec.NumRows()) {
 		j.w.WriteByte('{')
 		for c, col := range rec.Columns() {
@@ -145,6 +169,9 @@ func (j *jsonLines) write(rec arrow.RecordBatch) error {
 			}
 			j.w.Write(j.keys[c])
 			j.w.WriteByte(':')
+			if e, isExt := col.(array.ExtensionArray); isExt {
+				col = e.Storage()
+			}
 			v, err := json.Marshal(col.GetOneForMarshal(i))
 			if err != nil {
 				return fmt.Errorf("column %s, row %d: %w", j.keys[c], i, err)
@@ -210,7 +237,7 @@ type tableSink struct {
 	o      *output
 	names  []string
 	right  []bool        // numbers align right
-	rows   [][]tableCell // the block not yet printed
+	block  [][]tableCell // the rows not yet printed
 	widths []int
 	shown  int64
 	hidden int64
@@ -237,10 +264,14 @@ func newTableSink(w io.Writer, sc *arrow.Schema, o *output) (sink, error) {
 }
 
 func (t *tableSink) write(rec arrow.RecordBatch) error {
+	return rendered(func() error { t.rows(rec); return nil })
+}
+
+func (t *tableSink) rows(rec arrow.RecordBatch) {
 	for i := range int(rec.NumRows()) {
-		if t.o.limit > 0 && t.shown+int64(len(t.rows)) >= int64(t.o.limit) {
+		if t.o.limit > 0 && t.shown+int64(len(t.block)) >= int64(t.o.limit) {
 			t.hidden += rec.NumRows() - int64(i)
-			return nil
+			return
 		}
 		row := make([]tableCell, rec.NumCols())
 		for j, col := range rec.Columns() {
@@ -249,12 +280,11 @@ func (t *tableSink) write(rec arrow.RecordBatch) error {
 			// before the block is printed.
 			row[j] = tableCell{strings.Clone(oneLine.Replace(s)), !ok}
 		}
-		t.rows = append(t.rows, row)
-		if len(t.rows) == tableBlock {
+		t.block = append(t.block, row)
+		if len(t.block) == tableBlock {
 			t.flush()
 		}
 	}
-	return nil
 }
 
 // flush prints the block, measuring the widths first where it is the
@@ -269,11 +299,11 @@ func (t *tableSink) flush() {
 		}
 		fmt.Fprintln(t.w, strings.Join(sep, "-+-"))
 	}
-	for _, r := range t.rows {
+	for _, r := range t.block {
 		t.line(r, t.right)
 	}
-	t.shown += int64(len(t.rows))
-	t.rows = t.rows[:0]
+	t.shown += int64(len(t.block))
+	t.block = t.block[:0]
 }
 
 func (t *tableSink) header() []tableCell {
@@ -291,7 +321,7 @@ func (t *tableSink) measure() {
 	for i, n := range t.names {
 		t.widths[i] = utf8.RuneCountInString(n)
 	}
-	for _, r := range t.rows {
+	for _, r := range t.block {
 		for i, c := range r {
 			t.widths[i] = max(t.widths[i], utf8.RuneCountInString(t.o.show(c)))
 		}
