@@ -180,6 +180,14 @@ func TestTable(t *testing.T) {
 	if !strings.Contains(b.String(), "…") {
 		t.Errorf("nothing cut: %q", b.String())
 	}
+	o.wide = true
+	b.Reset()
+	s, _ = newTableSink(&b, rdr.Schema(), o)
+	s.write(rdr.RecordBatch())
+	s.end()
+	if !strings.Contains(b.String(), strings.Repeat("w", 100)) {
+		t.Errorf("--wide cut a value: %q", b.String())
+	}
 }
 
 // oneRow is a reader, positioned on its batch, of one row of string
@@ -332,9 +340,9 @@ func readBack(t *testing.T, db []string, q string, rows int64) {
 func TestMeta(t *testing.T) {
 	db := sqlite(t)
 	out := filepath.Join(t.TempDir(), "o.csv")
-	script := "CREATE TABLE m (id INTEGER, name TEXT);\nINSERT INTO m VALUES (1, 'a');\n\\dt\n\\d m\n\\info\n\\timing on\n\\o " + out + "\nSELECT 7 AS seven;\n\\o\n\\bogus\n"
+	script := "\\?\nCREATE TABLE m (id INTEGER, name TEXT);\nINSERT INTO m VALUES (1, 'a');\n\\dt\n\\d m\n\\info\n\\timing on\n\\o " + out + "\nSELECT 7 AS seven;\n\\o\n\\bogus\n"
 	code, stdout, errOut := runIn(t, script, append(db, "--continue")...)
-	for _, want := range []string{"main    |        | m    | table", "id     | int64", "name   | utf8", "VendorName", "SQLite"} {
+	for _, want := range []string{"meta commands", "main    |        | m    | table", "id     | int64", "name   | utf8", "VendorName", "SQLite"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("stdout lacks %q:\n%s", want, stdout)
 		}
