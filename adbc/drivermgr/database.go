@@ -37,7 +37,10 @@ func (d Driver) NewDatabase(opts map[string]string) (adbc.Database, error) {
 // option's value, the same in a connection profile, and those of later
 // SetOptions) are masked in every error the database, its connections and
 // their statements return; nothing else of a driver's message is.
-func (Driver) NewDatabaseWithContext(_ context.Context, opts map[string]string) (adbc.Database, error) {
+func (Driver) NewDatabaseWithContext(ctx context.Context, opts map[string]string) (adbc.Database, error) {
+	if ctx.Err() != nil {
+		return nil, adbcerr.Ended(ctx, "AdbcDatabaseInit", nil)
+	}
 	secrets := &redact.Secrets{}
 	secrets.Options(opts)
 	q, err := newRequest(opts, secrets)
@@ -168,7 +171,12 @@ func (db *Database) with(f func(m *cmem) error) error {
 
 // Open makes and initializes a connection of the database. Opens run at
 // once, each its driver's connection init.
-func (db *Database) Open(context.Context) (adbc.Connection, error) {
+//
+// A ctx that has ended is its error, the driver not called.
+func (db *Database) Open(ctx context.Context) (adbc.Connection, error) {
+	if ctx.Err() != nil {
+		return nil, adbcerr.Ended(ctx, "AdbcConnectionInit", nil)
+	}
 	db.use.RLock()
 	db.mu.Lock()
 	err := db.live()

@@ -1351,6 +1351,26 @@ func TestDoubleCancelStopsStream(t *testing.T) {
 		if n := d.calls("StatementExecuteQuery") - before; n != 0 {
 			t.Errorf("the driver was called %d times", n)
 		}
+		// Every other call that takes a context alike.
+		conns, binds := d.calls("ConnectionNew"), d.calls("StatementBind")
+		if _, err := db.Open(ctx); !errors.Is(err, context.Canceled) {
+			t.Errorf("Open: %v", err)
+		}
+		if err := st.Bind(ctx, nil); !errors.Is(err, context.Canceled) {
+			t.Errorf("Bind: %v", err)
+		}
+		if err := st.BindStream(ctx, nil); !errors.Is(err, context.Canceled) {
+			t.Errorf("BindStream: %v", err)
+		}
+		if err := cn.Commit(ctx); !errors.Is(err, context.Canceled) {
+			t.Errorf("Commit: %v", err)
+		}
+		if _, err := (drivermgr.Driver{}).NewDatabaseWithContext(ctx, map[string]string{"driver": d.path}); !errors.Is(err, context.Canceled) {
+			t.Errorf("NewDatabaseWithContext: %v", err)
+		}
+		if d.calls("ConnectionNew") != conns || d.calls("StatementBind") != binds {
+			t.Error("the driver was called with an ended context")
+		}
 	})
 }
 

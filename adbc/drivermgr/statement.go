@@ -236,7 +236,10 @@ func (s *statement) GetParameterSchema() (*arrow.Schema, error) {
 
 // Bind binds one batch of parameters, exported without a copy; the driver
 // takes the export over and releases it when it is done.
-func (s *statement) Bind(_ context.Context, values arrow.RecordBatch) error {
+func (s *statement) Bind(ctx context.Context, values arrow.RecordBatch) error {
+	if ctx.Err() != nil {
+		return adbcerr.Ended(ctx, "AdbcStatementBind", nil)
+	}
 	if err := checkBound(values); err != nil {
 		return err
 	}
@@ -255,7 +258,10 @@ func (s *statement) Bind(_ context.Context, values arrow.RecordBatch) error {
 
 // BindStream binds a stream of parameter batches; the driver reads it
 // through the C stream interface and releases it.
-func (s *statement) BindStream(_ context.Context, rdr array.RecordReader) error {
+func (s *statement) BindStream(ctx context.Context, rdr array.RecordReader) error {
+	if ctx.Err() != nil {
+		return adbcerr.Ended(ctx, "AdbcStatementBindStream", nil)
+	}
 	if rdr == nil {
 		return adbcerr.New(adbc.StatusInvalidArgument, "BindStream: nil reader")
 	}
