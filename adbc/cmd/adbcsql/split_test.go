@@ -12,7 +12,7 @@ import (
 func TestSplit(t *testing.T) {
 	for _, c := range []struct {
 		name, in string
-		want []statement
+		want     []statement
 	}{
 		{"two on a line", "SELECT 1; SELECT 2;", []statement{{text: "SELECT 1", line: 1}, {text: "SELECT 2", line: 1}}},
 		{"over lines", "SELECT\n  1\n;\nSELECT 2", []statement{{text: "SELECT\n  1", line: 1}, {text: "SELECT 2", line: 4}}},
