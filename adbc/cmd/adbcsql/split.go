@@ -41,45 +41,8 @@ func (s *splitter) feed(line string) []statement {
 	var out []statement
 	from := 0
 	for i := 0; i < len(line); i++ {
-		c := line[i]
-		switch {
-		case s.comment > 0:
-			switch {
-			case c == '*' && i+1 < len(line) && line[i+1] == '/':
-				s.comment--
-				i++
-			case c == '/' && i+1 < len(line) && line[i+1] == '*':
-				s.comment++
-				i++
-			}
-		case s.quote != 0:
-			if c == s.quote {
-				if i+1 < len(line) && line[i+1] == c { // '' inside '...'
-					i++
-				} else {
-					s.quote = 0
-				}
-			}
-		case s.dollar != "":
-			if strings.HasPrefix(line[i:], s.dollar) {
-				i += len(s.dollar) - 1
-				s.dollar = ""
-			}
-		case c == '\'' || c == '"' || c == '`':
-			s.quote, s.statement = c, true
-		case c == '-' && i+1 < len(line) && line[i+1] == '-':
-			i = len(line) // the rest of the line is a comment
-		case c == '/' && i+1 < len(line) && line[i+1] == '*':
-			s.comment++
-			i++
-		case c == '$':
-			if tag, ok := dollarTag(line[i:]); ok {
-				s.dollar, s.statement = tag, true
-				i += len(tag) - 1
-			} else {
-				s.statement = true
-			}
-		case c == ';':
+		var end bool
+		if i, end = s.step(line, i); end {
 			s.buf.WriteString(line[from:i])
 			if s.statement {
 				out = append(out, statement{text: strings.TrimSpace(s.buf.String()), line: s.start})
@@ -88,8 +51,6 @@ func (s *splitter) feed(line string) []statement {
 			s.statement = false
 			from = i + 1
 			s.start = s.line
-		case c != ' ' && c != '\t' && c != '\r':
-			s.statement = true
 		}
 	}
 	s.buf.WriteString(line[from:])
@@ -98,6 +59,74 @@ func (s *splitter) feed(line string) []statement {
 		s.buf.Reset() // only blanks and comments so far
 	}
 	return out
+}
+
+// step reads what starts at line[i] in the splitter's state (a comment,
+// a quote, a dollar quote, or plain SQL) and returns the index of the last
+// byte it took, and whether that is a semicolon that ends a statement.
+func (s *splitter) step(line string, i int) (int, bool) {
+	switch {
+	case s.comment > 0:
+		return s.inComment(line, i), false
+	case s.quote != 0:
+		if line[i] == s.quote {
+			if i+1 < len(line) && line[i+1] == s.quote { // '' inside '...'
+				return i + 1, false
+			}
+			s.quote = 0
+		}
+		return i, false
+	case s.dollar != "":
+		if strings.HasPrefix(line[i:], s.dollar) {
+			i += len(s.dollar) - 1
+			s.dollar = ""
+		}
+		return i, false
+	}
+	return s.plain(line, i)
+}
+
+// inComment reads inside /* */ comments, which nest.
+func (s *splitter) inComment(line string, i int) int {
+	switch {
+	case line[i] == '*' && i+1 < len(line) && line[i+1] == '/':
+		s.comment--
+		return i + 1
+	case line[i] == '/' && i+1 < len(line) && line[i+1] == '*':
+		s.comment++
+		return i + 1
+	}
+	return i
+}
+
+// plain reads SQL outside quotes and comments: what opens one, and the
+// semicolon that ends a statement.
+func (s *splitter) plain(line string, i int) (int, bool) {
+	c := line[i]
+	next := byte(0)
+	if i+1 < len(line) {
+		next = line[i+1]
+	}
+	switch {
+	case c == '\'' || c == '"' || c == '`':
+		s.quote, s.statement = c, true
+	case c == '-' && next == '-':
+		return len(line), false // the rest of the line is a comment
+	case c == '/' && next == '*':
+		s.comment++
+		return i + 1, false
+	case c == '$':
+		s.statement = true
+		if tag, ok := dollarTag(line[i:]); ok {
+			s.dollar = tag
+			return i + len(tag) - 1, false
+		}
+	case c == ';':
+		return i, true
+	case c != ' ' && c != '\t' && c != '\r':
+		s.statement = true
+	}
+	return i, false
 }
 
 // dollarTag is the dollar-quote opener at the start of s ($$ or $tag$,
