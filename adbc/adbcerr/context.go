@@ -21,35 +21,38 @@ import (
 // where its deadline passed.
 func Ended(ctx context.Context, what string, also error) error {
 	cerr := ctx.Err()
-	code := adbc.StatusCancelled
+	e := &ended{code: adbc.StatusCancelled, msg: what + ": " + cerr.Error()}
 	if errors.Is(cerr, context.DeadlineExceeded) {
-		code = adbc.StatusTimeout
+		e.code = adbc.StatusTimeout
 	}
-	msg := what + ": " + cerr.Error()
-	if cause := context.Cause(ctx); cause != nil && cause != cerr {
-		msg += " (" + cause.Error() + ")"
+	cause := context.Cause(ctx)
+	if cause == cerr {
+		cause = nil
+	}
+	if cause != nil {
+		e.msg += " (" + cause.Error() + ")"
+	}
+	ctxErrs := []error{adbc.Error{Code: e.code, Msg: e.msg}, cerr}
+	if cause != nil {
+		ctxErrs = append(ctxErrs, cause)
 	}
 	_, driverSaid := From(also)
 	abandoned := errors.Is(also, Abandoned)
-	e := &ended{own: !driverSaid || abandoned}
-	if !e.own {
-		e.errs = append(e.errs, also)
+	e.own = !driverSaid || abandoned
+	switch {
+	case also == nil:
+		e.errs = ctxErrs
+	case e.own: // the context's status first, for errors.As
+		e.errs = append(ctxErrs, also)
+	default: // the driver's
+		e.errs = append([]error{also}, ctxErrs...)
 	}
-	e.errs = append(e.errs, adbc.Error{Code: code, Msg: msg}, cerr)
-	if cause := context.Cause(ctx); cause != nil && cause != cerr {
-		e.errs = append(e.errs, cause)
-	}
-	if e.own && also != nil {
-		e.errs = append(e.errs, also)
-	}
-	e.code = code
 	switch {
 	case abandoned:
-		msg += "; abandoned: the driver has not returned, and the connection answers InvalidState until it does"
+		e.msg += "; abandoned: the driver has not returned, and the connection answers InvalidState until it does"
 	case also != nil:
-		msg = fmt.Sprintf("%s; the call failed: %v", msg, also)
+		e.msg = fmt.Sprintf("%s; the call failed: %v", e.msg, also)
 	}
-	e.msg = msg
 	return e
 }
 

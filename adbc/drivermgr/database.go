@@ -3,7 +3,6 @@ package drivermgr
 import (
 	"context"
 	"errors"
-	"github.com/purearrow/cdevice/adbc/internal/redact"
 	"maps"
 	"slices"
 	"sync"
@@ -41,20 +40,18 @@ func (Driver) NewDatabaseWithContext(ctx context.Context, opts map[string]string
 	if ctx.Err() != nil {
 		return nil, adbcerr.Ended(ctx, "AdbcDatabaseInit", nil)
 	}
-	secrets := &redact.Secrets{}
-	secrets.Options(opts)
-	q, err := newRequest(opts, secrets)
+	q, err := newRequest(opts)
 	if err != nil {
-		return nil, secrets.Error(err)
+		return nil, err
 	}
 	drv, err := load(q.loadRequest)
 	if err != nil {
 		if q.profile != "" {
 			err = within("connection profile "+q.profile+": ", err)
 		}
-		return nil, secrets.Error(err)
+		return nil, q.secrets.Error(err)
 	}
-	drv.secrets = secrets
+	drv.secrets = q.secrets
 	db := &Database{drv: drv, conns: map[*connection]struct{}{}}
 	p, err := ffi.Calloc(unsafe.Sizeof(cabi.Handle{}))
 	if err != nil {

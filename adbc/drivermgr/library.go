@@ -119,11 +119,12 @@ func peExports(f *pe.File, r io.ReaderAt) []string {
 	if dir.Size == 0 {
 		return nil
 	}
-	// at reads n bytes at a relative virtual address.
+	// at reads up to n bytes at a relative virtual address, within its
+	// section.
 	at := func(rva, n uint32) []byte {
 		for _, s := range f.Sections {
-			if rva >= s.VirtualAddress && uint64(rva)+uint64(n) <= uint64(s.VirtualAddress)+uint64(s.Size) {
-				b := make([]byte, n)
+			if rva >= s.VirtualAddress && rva < s.VirtualAddress+s.Size {
+				b := make([]byte, min(n, s.VirtualAddress+s.Size-rva))
 				if _, err := s.ReadAt(b, int64(rva-s.VirtualAddress)); err == nil {
 					return b
 				}
@@ -132,21 +133,19 @@ func peExports(f *pe.File, r io.ReaderAt) []string {
 		return nil
 	}
 	d := at(dir.VirtualAddress, 40) // IMAGE_EXPORT_DIRECTORY
-	if d == nil {
+	if len(d) < 40 {
 		return nil
 	}
 	n := min(binary.LittleEndian.Uint32(d[24:]), maxExports)
 	names := at(binary.LittleEndian.Uint32(d[32:]), 4*n)
-	if names == nil {
+	if uint32(len(names)) < 4*n {
 		return nil
 	}
 	var out []string
 	for i := range n {
-		rva := binary.LittleEndian.Uint32(names[4*i:])
-		if b := at(rva, min(256, remaining(f, rva))); b != nil {
-			if end := slices.Index(b, 0); end >= 0 {
-				out = append(out, string(b[:end]))
-			}
+		b := at(binary.LittleEndian.Uint32(names[4*i:]), 256)
+		if end := slices.Index(b, 0); end >= 0 {
+			out = append(out, string(b[:end]))
 		}
 	}
 	return out
@@ -154,16 +153,6 @@ func peExports(f *pe.File, r io.ReaderAt) []string {
 
 // maxExports bounds the names read from a PE export directory.
 const maxExports = 1 << 16
-
-// remaining is how many bytes of its section follow rva.
-func remaining(f *pe.File, rva uint32) uint32 {
-	for _, s := range f.Sections {
-		if rva >= s.VirtualAddress && rva < s.VirtualAddress+s.Size {
-			return s.VirtualAddress + s.Size - rva
-		}
-	}
-	return 0
-}
 
 // foreign says how a library is not for this platform ("" where it is,
 // or nothing is known): "a linux/arm64 library (ELF, EM_AARCH64), and this

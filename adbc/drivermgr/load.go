@@ -188,9 +188,6 @@ func isPath(name string) bool {
 // point: entry, or else the name derived from the library's file name
 // (libadbc_driver_sqlite.so: AdbcDriverSqliteInit), then AdbcDriverInit.
 func open(path, entry string) (*driver, error) {
-	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
-		return nil, notLibrary(path)
-	}
 	if err := refuseGo(path); err != nil {
 		return nil, err
 	}
@@ -273,12 +270,16 @@ func derivedEntrypoint(path string) string {
 	return name + "Init"
 }
 
-// refuseGo refuses a driver built with Go (-buildmode=c-shared): its own
-// Go runtime cannot share a process with ours. Its build information names
+// refuseGo refuses a path that is no regular file (a directory said as
+// such) and a driver built with Go (-buildmode=c-shared): its own Go
+// runtime cannot share a process with ours. Its build information names
 // the Go package to import instead.
 func refuseGo(path string) error {
 	f, err := regular.Open(path)
 	if errors.Is(err, regular.ErrNotRegular) {
+		if fi, serr := os.Stat(path); serr == nil && fi.IsDir() {
+			return notLibrary(path)
+		}
 		return loadErr(adbc.StatusInvalidArgument, err, "driver %s: %v", path, err)
 	}
 	if err != nil {

@@ -24,6 +24,9 @@ type request struct {
 	opts    map[string]string // the driver's string options
 	ints    map[string]int64  // a profile's integer options
 	doubles map[string]float64
+	// secrets: the credentials of the options and the profile's, masked
+	// in every error of the request, its load, and its database.
+	secrets *redact.Secrets
 }
 
 // newRequest sorts the options into the manager's and the driver's, reads
@@ -31,9 +34,18 @@ type request struct {
 // and finds the driver: the "driver" option (split as driverURI says when
 // it has a colon: driver:uri, scheme://...), else the profile's, else the
 // uri's part before its first colon (the whole uri where it has none).
-// The credentials of a profile's options are added to secrets.
-func newRequest(opts map[string]string, secrets *redact.Secrets) (*request, error) {
-	q := &request{loadRequest: loadRequest{flags: LoadFlagsDefault}, opts: map[string]string{}}
+// Its errors show none of the credentials (q.secrets) the options give.
+func newRequest(opts map[string]string) (*request, error) {
+	q := &request{loadRequest: loadRequest{flags: LoadFlagsDefault}, opts: map[string]string{}, secrets: &redact.Secrets{}}
+	q.secrets.Options(opts)
+	if err := q.read(opts); err != nil {
+		return nil, q.secrets.Error(err)
+	}
+	return q, nil
+}
+
+// read is newRequest's work on q.
+func (q *request) read(opts map[string]string) error {
 	var profileName string
 	var profileFrom, profilePaths []string
 	for k, v := range opts {
@@ -49,7 +61,7 @@ func newRequest(opts map[string]string, secrets *redact.Secrets) (*request, erro
 		case LoadFlagsOptionKey:
 			f, err := parseFlags(v)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			q.flags = f
 		case OptionProfile:
@@ -70,14 +82,14 @@ func newRequest(opts map[string]string, secrets *redact.Secrets) (*request, erro
 		delete(q.opts, OptionURI)
 	}
 	if len(profileFrom) > 1 {
-		return nil, loadErr(adbc.StatusInvalidArgument, nil, "more than one connection profile (%s): name one", strings.Join(profileFrom, ", "))
+		return loadErr(adbc.StatusInvalidArgument, nil, "more than one connection profile (%s): name one", strings.Join(profileFrom, ", "))
 	}
 	if profileName != "" {
-		if err := q.merge(profileName, profilePaths, secrets); err != nil {
-			return nil, err
+		if err := q.merge(profileName, profilePaths); err != nil {
+			return err
 		}
 		if strings.HasPrefix(q.driver, profileScheme) || strings.HasPrefix(q.opts[OptionURI], profileScheme) {
-			return nil, loadErr(adbc.StatusInvalidArgument, nil, "connection profile %q names a profile:// driver or uri: a profile cannot name another", profileName)
+			return loadErr(adbc.StatusInvalidArgument, nil, "connection profile %q names a profile:// driver or uri: a profile cannot name another", profileName)
 		}
 	}
 	if d, uri, ok := driverURI(q.driver); ok {
@@ -90,13 +102,13 @@ func newRequest(opts map[string]string, secrets *redact.Secrets) (*request, erro
 			q.driver = uri // no colon: the uri is the driver's name
 		}
 	}
-	return q, nil
+	return nil
 }
 
 // merge reads the profile name names and merges it into q: its driver,
 // unless q names another (an error), and its options not set already,
-// string values interpolated, their credentials added to secrets.
-func (q *request) merge(name string, paths []string, secrets *redact.Secrets) error {
+// string values interpolated, their credentials added to q.secrets.
+func (q *request) merge(name string, paths []string) error {
 	p, err := findProfile(name, paths)
 	if err != nil {
 		return err
@@ -114,7 +126,7 @@ func (q *request) merge(name string, paths []string, secrets *redact.Secrets) er
 		if err != nil {
 			return loadErr(adbc.StatusInvalidArgument, err, "connection profile %s: %v", p.path, err)
 		}
-		secrets.Option(k, v)
+		q.secrets.Option(k, v)
 		if _, set := q.opts[k]; !set {
 			q.opts[k] = v
 		}

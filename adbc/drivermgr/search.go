@@ -1,7 +1,6 @@
 package drivermgr
 
 import (
-	"github.com/purearrow/cdevice/adbc/internal/redact"
 	"os"
 	"path/filepath"
 	"slices"
@@ -100,11 +99,9 @@ type SearchPlace struct {
 // driver named without a path is looked for, and the drivers each holds.
 // After them, the system's loader is asked for the library of the name.
 func SearchPlaces(opts map[string]string) ([]SearchPlace, error) {
-	secrets := &redact.Secrets{}
-	secrets.Options(opts)
-	q, err := newRequest(opts, secrets)
+	q, err := newRequest(opts)
 	if err != nil {
-		return nil, secrets.Error(err)
+		return nil, err
 	}
 	var out []SearchPlace
 	for _, p := range searchPlaces(q.loadRequest) {

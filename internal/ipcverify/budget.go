@@ -56,9 +56,7 @@ func sat(base, k, size int64) int64 {
 // refused after work bounded by its size; the allocator holds arrow-go to
 // the same limits as it reads.
 type budget struct {
-	memory  int64 // the most held at once (--max-memory)
-	data    int64 // the most batch data produced in all, decompressed (--max-data)
-	batches int64 // the most record and dictionary batches (--max-batches)
+	Limits // (--max-memory, --max-data, --max-batches)
 
 	dataUsed, batchesUsed int64
 	workUsed              int64 // what validating and exporting batches read (spendWork)
@@ -66,8 +64,8 @@ type budget struct {
 
 // spendData counts n bytes of batch data (what, for the error).
 func (b *budget) spendData(n int64, what string) error {
-	if n > b.data-b.dataUsed {
-		return fmt.Errorf("%w: %s would take the batches' data past %d bytes in all (--max-data)", ErrDataLimit, what, b.data)
+	if n > b.Data-b.dataUsed {
+		return fmt.Errorf("%w: %s would take the batches' data past %d bytes in all (--max-data)", ErrDataLimit, what, b.Data)
 	}
 	b.dataUsed += n
 	return nil
@@ -78,8 +76,8 @@ func (b *budget) spendData(n int64, what string) error {
 // bytes were counted as data already, and are read again only where
 // buffers overlap.
 func (b *budget) spendWork(n int64, what string) error {
-	if n > b.data-b.workUsed {
-		return fmt.Errorf("%w: %s would take what is read of the batches past %d bytes in all (--max-data)", ErrDataLimit, what, b.data)
+	if n > b.Data-b.workUsed {
+		return fmt.Errorf("%w: %s would take what is read of the batches past %d bytes in all (--max-data)", ErrDataLimit, what, b.Data)
 	}
 	b.workUsed += n
 	return nil
@@ -87,8 +85,8 @@ func (b *budget) spendWork(n int64, what string) error {
 
 // spendBatch counts one more batch.
 func (b *budget) spendBatch() error {
-	if b.batchesUsed >= b.batches {
-		return fmt.Errorf("%w: more than %d batches (--max-batches)", ErrBatchLimit, b.batches)
+	if b.batchesUsed >= b.Batches {
+		return fmt.Errorf("%w: more than %d batches (--max-batches)", ErrBatchLimit, b.Batches)
 	}
 	b.batchesUsed++
 	return nil
@@ -97,4 +95,4 @@ func (b *budget) spendBatch() error {
 // decoderCap bounds what a decompressor may keep besides the buffer it
 // fills (a ZSTD window, an LZ4 block), which no allocator of ours sees: a
 // quarter of --max-memory.
-func (b *budget) decoderCap() int64 { return b.memory / 4 }
+func (b *budget) decoderCap() int64 { return b.Memory / 4 }

@@ -33,7 +33,7 @@ func TestCheckFrames(t *testing.T) {
 		b[at] = v
 		return b
 	}
-	big := &budget{memory: 64 << 20}
+	big := &budget{Limits: Limits{Memory: 64 << 20}}
 	declared := int64(len(data))
 	for _, c := range []struct {
 		name     string
@@ -59,7 +59,7 @@ func TestCheckFrames(t *testing.T) {
 	} {
 		b := big
 		if strings.Contains(c.name, "small --max-memory") {
-			b = &budget{memory: 8 << 20}
+			b = &budget{Limits: Limits{Memory: 8 << 20}}
 		}
 		err := checkFrames(bytes.NewReader(c.frame), c.codec, c.declared, b)
 		if (err == nil) != (c.want == "") || err != nil && !strings.Contains(err.Error(), c.want) {

@@ -424,9 +424,9 @@ func checkBody(r io.ReaderAt, start, bodyLen int64, bb *batchBody, b *budget) er
 			continue
 		case declared < 0:
 			return corrupt("buffer %d: uncompressed length %d", i/2, declared)
-		case declared > b.memory:
+		case declared > b.Memory:
 			return fmt.Errorf("%w: buffer %d decompresses to %d bytes, more than the %d the reading may hold at once (--max-memory)",
-				ErrMemoryLimit, i/2, declared, b.memory)
+				ErrMemoryLimit, i/2, declared, b.Memory)
 		}
 		if err := b.spendData(declared, fmt.Sprintf("buffer %d (%d bytes decompressed)", i/2, declared)); err != nil {
 			return err
@@ -561,8 +561,8 @@ func checkFile(r io.ReaderAt, size int64, b *budget) error {
 		name string
 	}{{2, "dictionary"}, {3, "batch"}} {
 		start, count := f.vectorAt(pos, list.id)
-		if count > b.batches-int64(len(spans)) {
-			return fmt.Errorf("%w: the footer lists more than %d batches (--max-batches)", ErrBatchLimit, b.batches)
+		if count > b.Batches-int64(len(spans)) {
+			return fmt.Errorf("%w: the footer lists more than %d batches (--max-batches)", ErrBatchLimit, b.Batches)
 		}
 		for i := range count {
 			blk := start + 24*i // Block: offset int64, metaDataLength int32, pad, bodyLength int64

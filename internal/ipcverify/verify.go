@@ -42,17 +42,17 @@ func Read(r io.ReaderAt, size int64, lim Limits, each func(arrow.RecordBatch) er
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return nil, err
 	}
-	b := budget{memory: lim.Memory, data: lim.Data, batches: lim.Batches}
-	if b.memory == 0 {
-		b.memory = DefaultMemory(size)
+	b := budget{Limits: lim}
+	if b.Memory == 0 {
+		b.Memory = DefaultMemory(size)
 	}
-	if b.data == 0 {
-		b.data = DefaultData(size)
+	if b.Data == 0 {
+		b.Data = DefaultData(size)
 	}
-	if b.batches == 0 {
-		b.batches = DefaultBatches
+	if b.Batches == 0 {
+		b.Batches = DefaultBatches
 	}
-	mem := newLimitedAllocator(memory.NewGoAllocator(), b.memory, b.data)
+	mem := newLimitedAllocator(memory.NewGoAllocator(), b.Memory, b.Data)
 	opts := []ipc.Option{ipc.WithAllocator(mem), ipc.WithMetadataSizeLimit(maxMetadataSize), ipc.WithBodySizeLimit(size)}
 	v := &reading{b: &b, each: each, seen: map[arrow.ArrayData]bool{}}
 	if bytes.Equal(magic[:n], []byte("ARROW1")) {

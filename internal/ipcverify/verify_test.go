@@ -93,7 +93,7 @@ func TestChargesOverlappingBuffers(t *testing.T) {
 	}
 	rec := array.NewRecordBatch(arrow.NewSchema(fields, nil), cols, 1<<17)
 	defer rec.Release()
-	lim := budget{data: DefaultData(1 << 20)}
+	lim := budget{Limits: Limits{Data: DefaultData(1 << 20)}}
 	if err := lim.spendWork(batchWork(rec, map[arrow.ArrayData]bool{}), "the batch"); !errors.Is(err, ErrDataLimit) {
 		t.Errorf("%d bytes of work for a 1 MiB body: %v, want ErrDataLimit", batchWork(rec, nil), err)
 	}

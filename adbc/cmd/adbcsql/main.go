@@ -26,11 +26,13 @@ import (
 	"github.com/purearrow/cdevice/adbc/internal/redact"
 )
 
-func main() {
+func main() { os.Exit(runMain(os.Args[1:])) }
+
+// runMain is the command on the process's own input, outputs and Ctrl-C.
+func runMain(args []string) int {
 	sigs := notifyInterrupts()
-	code := run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, sigs)
-	sigs.stop()
-	os.Exit(code)
+	defer sigs.stop()
+	return run(args, os.Stdin, os.Stdout, os.Stderr, sigs)
 }
 
 // Exit statuses.

@@ -34,10 +34,7 @@ func TestMain(m *testing.M) {
 		if err := selfexec.ApplyMemoryLimit(); err != nil {
 			panic(err)
 		}
-		sigs := notifyInterrupts()
-		code := run(args, os.Stdin, os.Stdout, os.Stderr, sigs)
-		sigs.stop()
-		selfexec.Exit(code) // as main, telling its peak memory
+		selfexec.Exit(runMain(args)) // as main, telling its peak memory
 	}
 	testsupport.Main(m)
 }

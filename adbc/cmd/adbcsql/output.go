@@ -17,7 +17,6 @@ type output struct {
 	file     string // --out or \o: results go there ("": stdout)
 	fh       *os.File
 	bw       *bufio.Writer
-	results  int // written to fh
 	stdout   io.Writer
 	stderr   io.Writer
 	limit    int
@@ -77,7 +76,7 @@ func (o *output) closeFile() {
 	if o.fh != nil {
 		o.bw.Flush()
 		o.fh.Close()
-		o.fh, o.bw, o.results = nil, nil, 0
+		o.fh, o.bw = nil, nil
 	}
 }
 
@@ -100,7 +99,6 @@ func (o *output) writer() (io.Writer, error) {
 	} else if binary(o.format) {
 		return nil, fmt.Errorf("%s holds one %s result, written already: name another file (\\o FILE)", o.file, o.format)
 	}
-	o.results++
 	return o.bw, nil
 }
 

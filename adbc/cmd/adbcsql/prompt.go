@@ -115,7 +115,7 @@ func (k *keyReader) Read(p []byte) (int, error) {
 type history struct {
 	path  string
 	lines []string // oldest first
-	added []string // this session's, appended at save
+	dirty bool     // lines added since it was read
 }
 
 const maxHistory = 1000
@@ -145,7 +145,7 @@ func (h *history) Add(entry string) {
 		return
 	}
 	h.lines = append(h.lines, entry)
-	h.added = append(h.added, entry)
+	h.dirty = true
 	if len(h.lines) > maxHistory {
 		h.lines = h.lines[1:]
 	}
@@ -157,12 +157,12 @@ func (h *history) At(i int) string { return h.lines[len(h.lines)-1-i] }
 
 // save writes the history back, its last maxHistory lines.
 func (h *history) save() {
-	if h.path == "" || len(h.added) == 0 {
+	if h.path == "" || !h.dirty {
 		return
 	}
 	if err := os.MkdirAll(filepath.Dir(h.path), 0o700); err != nil {
 		return
 	}
 	os.WriteFile(h.path, []byte(strings.Join(h.lines, "\n")+"\n"), 0o600)
-	h.added = nil
+	h.dirty = false
 }

@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/apache/arrow-adbc/go/adbc"
+	"github.com/purearrow/cdevice/adbc/adbcerr"
 )
 
 // The shapes of a credential inside a value the user gave; group 1 is the
@@ -158,14 +159,7 @@ func (e *masked) Is(target error) bool { return errors.Is(e.err, target) }
 
 // As finds an adbc.Error (or *adbc.Error) in the original, masked.
 func (e *masked) As(target any) bool {
-	var ae adbc.Error
-	found := errors.As(e.err, &ae)
-	if !found {
-		var p *adbc.Error
-		if found = errors.As(e.err, &p) && p != nil; found {
-			ae = *p
-		}
-	}
+	ae, found := adbcerr.From(e.err)
 	if !found {
 		return false
 	}

@@ -49,7 +49,9 @@ var Layers = []Layer{
 }
 
 // Same lists the imports allowed within one layer: importer → imported.
-var Same = map[string][]string{}
+var Same = map[string][]string{
+	"adbc/internal/redact": {"adbc/adbcerr"}, // a masked error's adbc.Error, found as adbcerr finds it
+}
 
 // Debt lists imports that break a rule today, each with what must change:
 // the test fails on any other, and on one of these once it is gone.
